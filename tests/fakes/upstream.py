@@ -1,0 +1,215 @@
+"""A fake OpenAI-compatible provider: a real HTTP server on 127.0.0.1 for tests and benchmarks.
+
+It runs uvicorn in a background thread with its own event loop, so synchronous tests, async tests
+and subprocess gateways can all talk to it. Every chat request body it receives is recorded in
+``requests`` (decoded JSON), so tests assert on exactly what the gateway forwarded.
+
+Behaviour is programmable per test:
+- ``reply_text``: the assistant content of every chat answer (default ``"OK"``);
+- ``responder``: optional ``callable(body) -> (status, json_body)`` overriding the answer;
+- ``fail_status``: answer every chat request with this status and an OpenAI error body;
+- ``delay_s``: sleep before answering (for timeout tests); ``stream_chunk_delay_s`` between chunks;
+- ``embedding_dim`` / ``embeddings_status``: behaviour of ``POST /v1/embeddings``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def hashed_embedding(text: str, dim: int) -> list[float]:
+    """Deterministic unit vector for ``text`` (bag of hashed lower-case words), length ``dim``."""
+    vec = [0.0] * dim
+    for word in text.lower().split():
+        h = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "big")
+        vec[h % dim] += 1.0 if (h >> 32) & 1 else -1.0
+    norm = sum(v * v for v in vec) ** 0.5 or 1.0
+    return [v / norm for v in vec]
+
+
+class FakeUpstream:
+    """OpenAI-compatible fake provider listening on ``base_url`` (``http://127.0.0.1:PORT/v1``)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.raw_requests: list[bytes] = []
+        self.headers: list[dict[str, str]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.reply_text = "OK"
+        self.responder: Responder | None = None
+        self.fail_status: int | None = None
+        self.delay_s = 0.0
+        self.stream_chunk_delay_s = 0.0
+        self.stream_chunks = 5
+        self.embedding_dim = 16
+        self.embeddings_status = 200
+        self.embeddings_delay_s = 0.0
+        self.stream_cancelled = threading.Event()
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- app -------------------------------------------------------------------------------
+    def _app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+            ]
+        )
+
+    async def _models(self, request: Request) -> Response:
+        return JSONResponse(
+            {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "t"}]}
+        )
+
+    async def _embeddings(self, request: Request) -> Response:
+        body = await request.json()
+        self.embedding_requests.append(body)
+        if self.embeddings_delay_s:
+            await asyncio.sleep(self.embeddings_delay_s)
+        if self.embeddings_status != 200:
+            return JSONResponse(
+                {"error": {"message": "fake failure", "type": "rate_limit", "code": None}},
+                status_code=self.embeddings_status,
+            )
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, self.embedding_dim)}
+            for i, t in enumerate(inputs)
+        ]
+        return JSONResponse({"object": "list", "data": data, "model": body.get("model", "")})
+
+    async def _chat(self, request: Request) -> Response:
+        raw = await request.body()
+        body = json.loads(raw)
+        self.raw_requests.append(raw)
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.fail_status is not None:
+            return JSONResponse(
+                {"error": {"message": "upstream exploded", "type": "server_error", "code": "boom"}},
+                status_code=self.fail_status,
+            )
+        if self.responder is not None:
+            status, payload = self.responder(body)
+            return JSONResponse(payload, status_code=status)
+        model = body.get("model", "fake-model")
+        if body.get("stream"):
+            return StreamingResponse(self._stream(model), media_type="text/event-stream")
+        return JSONResponse(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self.reply_text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
+
+    async def _stream(self, model: str) -> AsyncIterator[bytes]:
+        words = self.reply_text.split(" ")
+        per = max(1, len(words) // max(1, self.stream_chunks))
+        pieces = [" ".join(words[i : i + per]) for i in range(0, len(words), per)]
+        try:
+            for i, piece in enumerate(pieces):
+                text = piece if i == 0 else " " + piece
+                chunk = {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion.chunk",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+                }
+                yield f"data: {json.dumps(chunk)}\n\n".encode()
+                if self.stream_chunk_delay_s:
+                    await asyncio.sleep(self.stream_chunk_delay_s)
+            done = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            }
+            yield f"data: {json.dumps(done)}\n\n".encode()
+            yield b"data: [DONE]\n\n"
+        except (asyncio.CancelledError, GeneratorExit):
+            self.stream_cancelled.set()
+            raise
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> FakeUpstream:
+        """Start serving in a daemon thread; returns self once the port accepts connections."""
+        config = uvicorn.Config(
+            self._app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self._server.started:
+                return self
+            time.sleep(0.01)
+        raise RuntimeError("fake upstream did not start")
+
+    def stop(self) -> None:
+        """Stop the server and join its thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def reset(self) -> None:
+        """Forget recorded requests and restore default behaviour."""
+        self.requests.clear()
+        self.raw_requests.clear()
+        self.headers.clear()
+        self.embedding_requests.clear()
+        self.reply_text = "OK"
+        self.responder = None
+        self.fail_status = None
+        self.delay_s = 0.0
+        self.stream_chunk_delay_s = 0.0
+        self.embeddings_status = 200
+        self.embeddings_delay_s = 0.0
+        self.stream_cancelled.clear()
+
+    def __enter__(self) -> FakeUpstream:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
