@@ -213,3 +213,24 @@ class FakeUpstream:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main() -> None:
+    """Run the fake upstream in the foreground: ``python -m tests.fakes.upstream --port N``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible upstream")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reply", default="OK")
+    args = parser.parse_args()
+    fake = FakeUpstream()
+    if args.port:
+        fake.port = args.port
+        fake.base_url = f"http://127.0.0.1:{args.port}/v1"
+    fake.reply_text = args.reply
+    uvicorn.run(fake._app(), host="127.0.0.1", port=fake.port, log_level="warning",
+                access_log=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The ``mnemogate`` command line: serve, worker, migrate, keys, reindex, sweep, summarize.
+
+Settings come from ``MNEMOGATE_*`` environment variables (see ``deploy/mnemogate.env.example``);
+``serve --host/--port`` override them. Exit status: 0 success, 1 failure, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from shared.errors import MnemogateError
+from shared.settings import Settings, load_settings
+from shared.store import Store
+from shared.store.connection import migrate, open_connection
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mnemogate", description="Memory gateway for chat LLMs.")
+    sub = p.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the HTTP gateway")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    worker = sub.add_parser("worker", help="run an arq worker (needs MNEMOGATE_REDIS_URL)")
+    worker.add_argument("--burst", action="store_true", help="drain the queue, then exit")
+    sub.add_parser("migrate", help="apply database migrations")
+    keys = sub.add_parser("keys", help="manage client API keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key; prints the secret once")
+    create.add_argument("--name", required=True)
+    keys_sub.add_parser("list", help="list keys")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
+    revoke.add_argument("id")
+    return p
+
+
+async def _migrate(settings: Settings) -> int:
+    conn = await open_connection(settings.db_path)
+    try:
+        applied = await migrate(conn)
+    finally:
+        await conn.close()
+    print("applied: " + ", ".join(applied) if applied else "database is up to date")
+    return 0
+
+
+async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    store = await Store.open(settings.db_path)
+    try:
+        if args.keys_command == "create":
+            key, secret = await store.keys.create(args.name)
+            print(f"created key {key.id} ({key.name}); the secret is shown once:")
+            print(secret)
+        elif args.keys_command == "list":
+            for k in await store.keys.list():
+                status = "revoked" if k.revoked_at else "active"
+                print(f"{k.id}\t{k.name}\t{k.prefix}…\t{status}")
+        elif args.keys_command == "revoke":
+            if not await store.keys.revoke(args.id):
+                print(f"no active key with id {args.id}", file=sys.stderr)
+                return 1
+            print(f"revoked {args.id}")
+    finally:
+        await store.close()
+    return 0
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from services.gateway.app import create_app
+
+    host = args.host or settings.host
+    port = args.port or settings.port
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    return 0
+
+
+def _worker(settings: Settings, args: argparse.Namespace) -> int:
+    from workers.worker import build_worker
+
+    asyncio.run(_migrate_quiet(settings))
+    build_worker(settings, burst=args.burst).run()
+    return 0
+
+
+async def _migrate_quiet(settings: Settings) -> None:
+    conn = await open_connection(settings.db_path)
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mnemogate`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        settings = load_settings()
+        if args.command == "serve":
+            return _serve(settings, args)
+        if args.command == "worker":
+            return _worker(settings, args)
+        if args.command == "migrate":
+            return asyncio.run(_migrate(settings))
+        if args.command == "keys":
+            return asyncio.run(_keys(settings, args))
+    except MnemogateError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""``create_app(settings)``: the gateway as a Starlette app built from a literal routes list.
+
+The lifespan opens the store (migrating in embedded mode), the upstream HTTP client, the job
+queue (arq over Redis, or in-process) and, with Redis, the outbox relay loop; it yields typed
+state in ``app.state.gateway``. No I/O happens at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import httpx
+from arq.connections import ArqRedis
+from httpx_aiohttp import AiohttpTransport
+from redis.asyncio import ConnectionPool
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from services.gateway.chat import chat_completions
+from services.gateway.errors import EXCEPTION_HANDLERS
+from services.gateway.health import healthz, readyz
+from services.gateway.models import list_models
+from services.gateway.state import GatewayState
+from shared.jobs.context import JobContext, build_detector
+from shared.jobs.handlers import run_with_retries
+from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
+from shared.settings import Settings, load_providers
+from shared.store import Store
+
+log = logging.getLogger("mnemogate.gateway")
+
+REDIS_SOCKET_TIMEOUT_S = 2.0
+
+
+def upstream_client(settings: Settings) -> httpx.AsyncClient:
+    """The shared upstream client: httpx over the aiohttp transport, timeouts from settings."""
+    timeout = httpx.Timeout(settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s)
+    limits = httpx.Limits(max_connections=512, max_keepalive_connections=128)
+    return httpx.AsyncClient(
+        transport=AiohttpTransport(limits=limits, trust_env=False), timeout=timeout, limits=limits
+    )
+
+
+def arq_pool(redis_url: str) -> ArqRedis:
+    """A lazily-connecting arq Redis pool (no ping at start: the gateway starts without Redis)."""
+    pool = ConnectionPool.from_url(
+        redis_url,
+        socket_connect_timeout=REDIS_SOCKET_TIMEOUT_S,
+        socket_timeout=REDIS_SOCKET_TIMEOUT_S,
+    )
+    return ArqRedis(
+        connection_pool=pool, job_serializer=job_serializer, job_deserializer=job_deserializer
+    )
+
+
+async def _relay_loop(queue: ArqQueue, interval_s: float) -> None:
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            sent = await queue.relay_outbox()
+            if sent:
+                log.info("relayed %d parked jobs to redis", sent)
+        except Exception:
+            log.exception("outbox relay failed")
+
+
+def create_app(settings: Settings) -> Starlette:
+    """Build the gateway application for ``settings``."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        store = await Store.open(settings.db_path, run_migrations=settings.embedded)
+        http = upstream_client(settings)
+        jobs = JobContext(
+            settings=settings,
+            store=store,
+            http=http,
+            detector=build_detector(settings.sensitive_custom_patterns),
+            providers=load_providers(settings),
+        )
+        queue: JobQueue
+        relay: asyncio.Task[None] | None = None
+        if settings.embedded:
+            queue = InProcessQueue(lambda name, data: run_with_retries(jobs, name, data))
+        else:
+            arq_queue = ArqQueue(arq_pool(settings.redis_url), store.outbox)
+            relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
+            queue = arq_queue
+        jobs.queue = queue
+        app.state.gateway = GatewayState(
+            settings=settings,
+            store=store,
+            upstream=http,
+            providers=jobs.providers,
+            queue=queue,
+            jobs=jobs,
+        )
+        try:
+            yield
+        finally:
+            if relay is not None:
+                relay.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await relay
+            await queue.close()
+            await http.aclose()
+            await store.close()
+
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", list_models, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)

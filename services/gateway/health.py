@@ -1,0 +1,51 @@
+"""``GET /healthz`` (process up) and ``GET /readyz`` (store, Redis and vector tier status)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from services.gateway.state import GatewayState
+
+READY_CHECK_TIMEOUT_S = 1.0
+
+
+async def healthz(request: Request) -> Response:
+    """Always 200 while the process serves requests."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    """200 when every configured dependency answers, else 503; body lists each check.
+
+    Checks: ``db`` (a query on the memories table), ``redis`` (PING, or ``embedded``), the number
+    of jobs waiting in the outbox.
+    """
+    state: GatewayState = request.app.state.gateway
+    checks: dict[str, str] = {}
+    ok = True
+    try:
+        await asyncio.wait_for(state.store.memories.count("__readyz__"), READY_CHECK_TIMEOUT_S)
+        checks["db"] = "ok"
+    except Exception as exc:
+        ok = False
+        checks["db"] = f"error: {type(exc).__name__}"
+    arq = state.arq_queue
+    if arq is None:
+        checks["redis"] = "embedded"
+    else:
+        try:
+            await asyncio.wait_for(arq.pool.ping(), READY_CHECK_TIMEOUT_S)
+            checks["redis"] = "ok"
+        except Exception as exc:
+            ok = False
+            checks["redis"] = f"error: {type(exc).__name__}"
+    try:
+        checks["outbox_pending"] = str(await state.store.outbox.count())
+    except Exception as exc:
+        checks["outbox_pending"] = f"error: {type(exc).__name__}"
+    return JSONResponse(
+        {"status": "ready" if ok else "degraded", "checks": checks}, status_code=200 if ok else 503
+    )

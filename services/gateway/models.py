@@ -1,0 +1,22 @@
+"""``GET /v1/models``: the default provider's model list, passed through."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from services.gateway import proxy
+from services.gateway.auth import authenticate_client
+from services.gateway.state import GatewayState
+
+
+async def list_models(request: Request) -> Response:
+    """Authenticate, then forward ``GET /models`` to the default provider (status preserved)."""
+    state: GatewayState = request.app.state.gateway
+    await authenticate_client(request, state.store)
+    upstream = await proxy.get_json(state.upstream, state.providers["default"], "/models")
+    return Response(
+        upstream.content,
+        status_code=upstream.status_code,
+        media_type=upstream.headers.get("content-type", "application/json"),
+    )

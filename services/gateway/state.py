@@ -1,0 +1,34 @@
+"""Typed application state built by the lifespan: one store, one HTTP client, one job queue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from shared.jobs.context import JobContext
+from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue
+from shared.settings import ProviderConfig, Settings
+from shared.store import Store
+
+
+@dataclass
+class GatewayState:
+    """Everything a request handler needs; read through :func:`services.gateway.app.state_of`."""
+
+    settings: Settings
+    store: Store
+    upstream: httpx.AsyncClient
+    providers: dict[str, ProviderConfig]
+    queue: JobQueue
+    jobs: JobContext
+
+    @property
+    def arq_queue(self) -> ArqQueue | None:
+        """The arq queue in worker mode, else None."""
+        return self.queue if isinstance(self.queue, ArqQueue) else None
+
+    @property
+    def inprocess_queue(self) -> InProcessQueue | None:
+        """The in-process queue in embedded mode, else None."""
+        return self.queue if isinstance(self.queue, InProcessQueue) else None

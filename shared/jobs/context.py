@@ -1,0 +1,57 @@
+"""What a job handler needs, built once per process (gateway in embedded mode, or arq worker)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import httpx
+
+from shared.errors import ConfigurationError
+from shared.sensitive import SensitiveDetector
+from shared.settings import ProviderConfig, Settings
+from shared.store import Store
+
+if TYPE_CHECKING:
+    from shared.jobs.queue import JobQueue
+
+
+@dataclass
+class JobContext:
+    """Shared clients for job handlers: settings, store, HTTP client, sensitive detector, and the
+    queue for follow-up jobs (set after construction, since the queue needs the runner)."""
+
+    settings: Settings
+    store: Store
+    http: httpx.AsyncClient
+    detector: SensitiveDetector
+    providers: dict[str, ProviderConfig]
+    queue: JobQueue | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def count(self, name: str, n: int = 1) -> None:
+        """Add ``n`` to the in-process counter ``name`` (for metrics and tests)."""
+        self.stats[name] = self.stats.get(name, 0) + n
+
+
+def build_detector(custom_patterns: str) -> SensitiveDetector:
+    """The sensitive-content detector for ``sensitive_custom_patterns``.
+
+    The setting is either empty, one regular expression, or a JSON array of them.
+
+    Raises:
+        ConfigurationError: not a valid JSON array of strings, or an invalid regex.
+    """
+    text = custom_patterns.strip()
+    if not text:
+        return SensitiveDetector()
+    if text.startswith("["):
+        try:
+            patterns = json.loads(text)
+        except ValueError as exc:
+            raise ConfigurationError(f"sensitive_custom_patterns is not JSON: {exc}") from exc
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise ConfigurationError("sensitive_custom_patterns must be a JSON array of strings")
+        return SensitiveDetector(custom_patterns=tuple(patterns))
+    return SensitiveDetector(custom_patterns=(text,))

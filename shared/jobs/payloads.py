@@ -1,0 +1,80 @@
+"""Job names and payloads, declared in one place. Payloads are msgspec structs encoded as
+MessagePack (never pickle); every job takes exactly one encoded payload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+
+class Turn(msgspec.Struct, frozen=True):
+    """One chat message reduced to its text: ``role`` (user/assistant/system/tool), ``text``."""
+
+    role: str
+    text: str
+
+
+class LearnPayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Learn from one completed exchange.
+
+    ``user_turns`` are the texts of every user message of the request, oldest first; the learning
+    cursor decides which are new. ``assistant_text`` is context only (never stored as
+    a user fact). ``created_at`` is the request time in unix seconds.
+    """
+
+    owner_id: str
+    user_id: str
+    session_id: str | None
+    user_turns: list[str]
+    assistant_text: str = ""
+    created_at: float
+    request_id: str
+
+
+class RecordAccessPayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Count one injection for each memory rowid in ``memory_ids`` at ``at`` (unix seconds)."""
+
+    memory_ids: list[int]
+    at: float
+    owner_id: str
+    user_id: str = ""
+
+
+class EmbedPayload(msgspec.Struct, frozen=True, kw_only=True):
+    """(Re-)embed the given memory rowids into the vector tier(s)."""
+
+    memory_ids: list[int]
+
+
+LEARN = "learn"
+RECORD_ACCESS = "record_access"
+EMBED = "embed"
+
+PAYLOAD_TYPES: dict[str, type[msgspec.Struct]] = {
+    LEARN: LearnPayload,
+    RECORD_ACCESS: RecordAccessPayload,
+    EMBED: EmbedPayload,
+}
+
+_encoder = msgspec.msgpack.Encoder()
+
+
+def encode_payload(payload: msgspec.Struct) -> bytes:
+    """MessagePack bytes of ``payload``."""
+    return _encoder.encode(payload)
+
+
+def decode_payload(job_name: str, data: bytes) -> msgspec.Struct:
+    """Decode ``data`` as the payload type registered for ``job_name``.
+
+    Raises:
+        KeyError: unknown job name. msgspec.DecodeError / ValidationError: malformed payload.
+    """
+    return msgspec.msgpack.decode(data, type=PAYLOAD_TYPES[job_name])
+
+
+def job_id_for(job_name: str, data: bytes) -> str:
+    """Deterministic idempotency id: ``name:`` + sha256 of the payload (first 32 hex chars)."""
+    return f"{job_name}:{hashlib.sha256(data).hexdigest()[:32]}"

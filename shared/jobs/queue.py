@@ -1,0 +1,128 @@
+"""Job queues: arq over Redis (with the SQLite outbox as a safety net) or in-process tasks.
+
+Both take the same job names and msgspec payloads and end in the same handler code
+(:mod:`shared.jobs.handlers`), so embedded mode and worker mode behave alike (DESIGN §1, §5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import msgspec
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from shared.jobs.payloads import encode_payload, job_id_for
+from shared.store.outbox import OutboxStore
+
+log = logging.getLogger("mnemogate.jobs")
+
+ENQUEUE_TIMEOUT_S = 2.0
+
+
+class JobQueue(Protocol):
+    """Something that accepts jobs. ``enqueue`` never raises for a queue outage."""
+
+    async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
+        """Submit a job; returns its idempotency id."""
+        ...
+
+    async def close(self) -> None:
+        """Release resources (in-process: wait for running jobs)."""
+        ...
+
+
+def job_serializer(job: dict[str, Any]) -> bytes:
+    """arq job envelope → MessagePack (replaces arq's default pickle)."""
+    return msgspec.msgpack.encode(job)
+
+
+def job_deserializer(data: bytes) -> dict[str, Any]:
+    """MessagePack → arq job envelope."""
+    result: dict[str, Any] = msgspec.msgpack.decode(data)
+    return result
+
+
+class ArqQueue:
+    """Enqueue to arq; if Redis is unreachable, park the job in ``job_outbox`` for the relay."""
+
+    def __init__(self, pool: ArqRedis, outbox: OutboxStore) -> None:
+        self.pool = pool
+        self.outbox = outbox
+
+    async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
+        """Send to Redis under a deterministic ``_job_id`` (arq skips a duplicate id)."""
+        data = encode_payload(payload)
+        job_id = job_id_for(job_name, data)
+        try:
+            await asyncio.wait_for(
+                self.pool.enqueue_job(job_name, data, _job_id=job_id), ENQUEUE_TIMEOUT_S
+            )
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.warning("redis unavailable, job %s parked in outbox: %s", job_id, exc)
+            await self.outbox.add(job_name, job_id, data, str(exc))
+        return job_id
+
+    async def relay_outbox(self, limit: int = 500) -> int:
+        """Send parked jobs to Redis, oldest first; stops at the first failure. Returns sent count."""
+        sent = 0
+        for job in await self.outbox.take(limit):
+            try:
+                await asyncio.wait_for(
+                    self.pool.enqueue_job(job.job_name, job.payload, _job_id=job.job_id),
+                    ENQUEUE_TIMEOUT_S,
+                )
+            except (RedisError, OSError, TimeoutError) as exc:
+                await self.outbox.mark_failed(job.id, str(exc))
+                break
+            await self.outbox.remove(job.id)
+            sent += 1
+        return sent
+
+    async def close(self) -> None:
+        """Close the Redis connection pool."""
+        await self.pool.aclose()
+
+
+Runner = Callable[[str, bytes], Awaitable[Any]]
+
+
+class InProcessQueue:
+    """Embedded mode: run each job as an asyncio task in this process via ``runner``.
+
+    A job whose id is already running is not started twice. :meth:`drain` waits for every
+    running job (tests, shutdown).
+    """
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+        self._tasks: dict[str, asyncio.Task[Any]] = {}
+
+    async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
+        """Start the job now in the background; returns its idempotency id."""
+        data = encode_payload(payload)
+        job_id = job_id_for(job_name, data)
+        if job_id in self._tasks:
+            return job_id
+        task = asyncio.get_running_loop().create_task(self._run(job_name, data))
+        self._tasks[job_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        return job_id
+
+    async def _run(self, job_name: str, data: bytes) -> None:
+        try:
+            await self.runner(job_name, data)
+        except Exception:
+            log.exception("in-process job %s failed", job_name)
+
+    async def drain(self) -> None:
+        """Wait until no job is running (jobs started by jobs included)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Drain."""
+        await self.drain()

@@ -1,0 +1,85 @@
+"""Domain records shared by the store, retrieval, jobs and the HTTP layer (msgspec structs)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+MemoryType = Literal["factual", "episodic", "procedural", "semantic"]
+MemoryCategory = Literal[
+    "preference", "decision", "pattern", "fact", "correction", "context", "turn", "summary"
+]
+MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
+MEMORY_CATEGORIES: tuple[str, ...] = (
+    "preference", "decision", "pattern", "fact", "correction", "context", "turn", "summary",
+)
+GLOBAL_OWNER = "global"
+
+
+class Memory(msgspec.Struct, frozen=True, kw_only=True):
+    """One stored memory. Times are unix seconds; ``user_id`` ``""`` means owner-wide.
+
+    ``id`` is the integer rowid (FTS5 and vec0 join on it); ``public_id`` is what APIs expose.
+    A non-null ``session_id`` makes the memory visible only inside that session.
+    """
+
+    id: int
+    public_id: str
+    owner_id: str
+    user_id: str
+    session_id: str | None
+    type: MemoryType
+    category: MemoryCategory
+    key: str
+    content: str
+    metadata: dict[str, Any]
+    source: str
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+    last_accessed_at: float | None
+    access_count: int
+    relevance: float
+    needs_reindex: bool
+
+
+class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert)."""
+
+    owner_id: str
+    content: str
+    user_id: str = ""
+    session_id: str | None = None
+    type: MemoryType = "semantic"
+    category: MemoryCategory = "fact"
+    key: str | None = None
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    source: str = "api"
+    expires_at: float | None = None
+    relevance: float = 1.0
+
+
+class Scope(msgspec.Struct, frozen=True, kw_only=True):
+    """Who is asking: the owner (api key id), the end user, the session.
+
+    Visible memories: the owner's owner-wide ones (``user_id == ""``), the end user's own
+    (``user_id == user_id``), the session's session-scoped ones, and global memories
+    (``owner_id == "global"``) when ``include_global``.
+    """
+
+    owner_id: str
+    user_id: str = ""
+    session_id: str | None = None
+    include_global: bool = True
+
+
+class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
+    """A client API key record (the secret itself is never stored, only its sha256)."""
+
+    id: str
+    name: str
+    prefix: str
+    created_at: float
+    revoked_at: float | None
+    last_used_at: float | None

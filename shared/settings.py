@@ -1,0 +1,204 @@
+"""Settings: one frozen, typed struct loaded from ``MNEMOGATE_*`` environment variables.
+
+Every field is documented with its unit and default in ``deploy/mnemogate.env.example``; a test
+checks that the example and this struct agree. Entry points (CLI, worker) call
+:func:`load_settings` once and pass the result down; nothing reads the environment elsewhere.
+
+Upstream providers beyond the default one come from an optional JSON or TOML file
+(``MNEMOGATE_PROVIDERS_FILE``) holding a list of :class:`ProviderConfig` under ``providers``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from shared.errors import ConfigurationError
+
+ENV_PREFIX = "MNEMOGATE_"
+
+InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
+RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
+ExtractionMode = Literal["regex", "llm", "off"]
+EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
+VectorTier = Literal["sqlite-vec", "qdrant"]
+Quantization = Literal["float32", "int8"]
+
+
+class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One OpenAI-compatible upstream provider.
+
+    ``name`` is the prefix a request's model selects it with (``name/model``); ``api_key_env``
+    names the environment variable holding its API key (keys never live in the file).
+    Capability flags describe provider quirks (DESIGN §4, §7).
+    """
+
+    name: str
+    base_url: str
+    api_key_env: str = ""
+    rejects_system_role: bool = False
+    system_must_be_first: bool = False
+    top_level_system: bool = False
+    api_key: str = ""
+
+
+class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """All process settings. Units are in the field names (``_s`` seconds, ``_ms`` ms, ...)."""
+
+    # storage and queue
+    db_path: str = "mnemogate.db"
+    redis_url: str = ""
+    # HTTP server
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_body_bytes: int = 4 * 1024 * 1024
+    admin_token: str = ""
+    # default upstream provider
+    upstream_base_url: str = "https://api.openai.com/v1"
+    upstream_api_key: str = ""
+    upstream_timeout_s: float = 300.0
+    upstream_connect_timeout_s: float = 10.0
+    upstream_rejects_system_role: bool = False
+    upstream_system_must_be_first: bool = False
+    upstream_top_level_system: bool = False
+    providers_file: str = ""
+    # recall and injection
+    memory_enabled: bool = True
+    recall_max_tokens: int = 2000
+    recall_top_k: int = 20
+    recall_timeout_ms: int = 250
+    recall_relative_floor: float = 0.3
+    injection_strategy: InjectionStrategy = "before_last_user"
+    retrieval_strategy: RetrievalStrategy = "hybrid"
+    rrf_k: float = 10.0
+    rrf_keyword_weight: float = 2.0
+    rrf_vector_weight: float = 1.0
+    # learning
+    capture_turns: bool = True
+    extraction: ExtractionMode = "regex"
+    llm_extractor_provider: str = ""
+    llm_extractor_model: str = ""
+    llm_extractor_min_turns: int = 2
+    llm_extractor_timeout_s: float = 30.0
+    sensitive_filter: bool = True
+    sensitive_custom_patterns: str = ""
+    # embeddings and vector tiers
+    embedding_source: EmbeddingSourceKind = "auto"
+    embedding_base_url: str = ""
+    embedding_api_key: str = ""
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dim: int = 0
+    embedding_timeout_s: float = 5.0
+    embedding_cache_size: int = 4096
+    embedding_cache_ttl_s: float = 3600.0
+    static_model_path: str = ""
+    vector_quantization: Quantization = "float32"
+    vector_tier: VectorTier = "sqlite-vec"
+    qdrant_url: str = ""
+    qdrant_api_key: str = ""
+    qdrant_collection: str = "mnemogate"
+    qdrant_timeout_s: float = 2.0
+    # lifecycle
+    episodic_ttl_days: float = 30.0
+    factual_ttl_days: float = 0.0
+    procedural_ttl_days: float = 0.0
+    semantic_ttl_days: float = 0.0
+    access_immunity: int = 3
+    max_memories_per_owner: int = 0
+    sweep_batch_size: int = 1000
+    # jobs
+    job_max_tries: int = 5
+    outbox_relay_interval_s: float = 5.0
+    settings_refresh_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.max_body_bytes <= 0:
+            raise ConfigurationError("max_body_bytes must be positive")
+        if not 0 <= self.recall_max_tokens <= 8000:
+            raise ConfigurationError("recall_max_tokens must be within 0..8000")
+        if self.recall_timeout_ms < 0:
+            raise ConfigurationError("recall_timeout_ms must be >= 0")
+        if not 0.0 <= self.recall_relative_floor <= 1.0:
+            raise ConfigurationError("recall_relative_floor must be within 0..1")
+        if self.rrf_k <= 0:
+            raise ConfigurationError("rrf_k must be positive")
+        if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
+            raise ConfigurationError("upstream timeouts must be positive")
+
+    @property
+    def embedded(self) -> bool:
+        """True when no Redis URL is configured: jobs run in-process (embedded mode)."""
+        return not self.redis_url
+
+
+def settings_fields() -> tuple[str, ...]:
+    """Names of every :class:`Settings` field, in declaration order."""
+    return Settings.__struct_fields__
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Build :class:`Settings` from ``MNEMOGATE_*`` variables, then apply ``overrides``.
+
+    Strings are converted to the field types (``"1"``/``"true"`` → True, ``"8080"`` → 8080).
+
+    Raises:
+        ConfigurationError: a value has the wrong type or is out of range.
+    """
+    env = os.environ if environ is None else environ
+    raw: dict[str, object] = {}
+    for name in settings_fields():
+        value = env.get(ENV_PREFIX + name.upper())
+        if value is not None:
+            raw[name] = value
+    raw.update(overrides)
+    try:
+        return msgspec.convert(raw, Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigurationError(f"invalid setting: {exc}") from exc
+
+
+def default_provider(settings: Settings) -> ProviderConfig:
+    """The provider built from the ``upstream_*`` settings (name ``default``)."""
+    return ProviderConfig(
+        name="default",
+        base_url=settings.upstream_base_url.rstrip("/"),
+        api_key=settings.upstream_api_key,
+        rejects_system_role=settings.upstream_rejects_system_role,
+        system_must_be_first=settings.upstream_system_must_be_first,
+        top_level_system=settings.upstream_top_level_system,
+    )
+
+
+def load_providers(
+    settings: Settings, environ: Mapping[str, str] | None = None
+) -> dict[str, ProviderConfig]:
+    """All providers by name: ``default`` plus those in ``providers_file`` (JSON or TOML).
+
+    Each file entry's API key is read from the environment variable named by ``api_key_env``.
+
+    Raises:
+        ConfigurationError: the file is missing, unparsable, or has unknown fields.
+    """
+    env = os.environ if environ is None else environ
+    providers = {"default": default_provider(settings)}
+    if not settings.providers_file:
+        return providers
+    path = Path(settings.providers_file)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        items = msgspec.convert(data.get("providers", []), list[ProviderConfig])
+    except (OSError, ValueError, tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+        raise ConfigurationError(f"cannot load providers file {path}: {exc}") from exc
+    for item in items:
+        key = env.get(item.api_key_env, "") if item.api_key_env else item.api_key
+        providers[item.name] = msgspec.structs.replace(
+            item, base_url=item.base_url.rstrip("/"), api_key=key
+        )
+    return providers

@@ -1,0 +1,93 @@
+"""Client API keys: create (secret shown once), list, revoke, authenticate.
+
+Secrets are ``mg-`` + 40 URL-safe random characters (240 bits); only their SHA-256 is stored, so a
+leaked database does not leak usable keys. SHA-256 without a salt is adequate for high-entropy
+random tokens (unlike passwords, they cannot be brute-forced from the hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+
+import aiosqlite
+
+from shared.models import ApiKey
+from shared.store.connection import store_errors, transaction
+
+SECRET_PREFIX = "mg-"
+
+
+def hash_secret(secret: str) -> str:
+    """SHA-256 hex digest of a key secret (64 hex characters)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class ApiKeyStore:
+    """Async access to ``api_keys``."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+    async def create(self, name: str, now: float | None = None) -> tuple[ApiKey, str]:
+        """Create a key named ``name``; returns (record, secret). The secret is not stored."""
+        secret = SECRET_PREFIX + secrets.token_urlsafe(30)
+        key = ApiKey(
+            id="key_" + secrets.token_hex(8),
+            name=name,
+            prefix=secret[:8],
+            created_at=time.time() if now is None else now,
+            revoked_at=None,
+            last_used_at=None,
+        )
+        with store_errors("creating an api key"):
+            async with transaction(self.conn):
+                await self.conn.execute(
+                    "INSERT INTO api_keys (id, name, key_hash, prefix, created_at) "
+                    "VALUES (?,?,?,?,?)",
+                    (key.id, key.name, hash_secret(secret), key.prefix, key.created_at),
+                )
+        return key, secret
+
+    async def list(self) -> list[ApiKey]:
+        """Every key, oldest first (revoked ones included, with ``revoked_at`` set)."""
+        with store_errors("listing api keys"):
+            async with self.conn.execute(
+                "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
+                "ORDER BY created_at, id"
+            ) as cur:
+                rows = await cur.fetchall()
+        return [
+            ApiKey(
+                id=r[0], name=r[1], prefix=r[2], created_at=r[3], revoked_at=r[4], last_used_at=r[5]
+            )
+            for r in rows
+        ]
+
+    async def revoke(self, key_id: str, now: float | None = None) -> bool:
+        """Revoke ``key_id``; False when no active key has that id."""
+        with store_errors("revoking an api key"):
+            async with transaction(self.conn):
+                cur = await self.conn.execute(
+                    "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                    (time.time() if now is None else now, key_id),
+                )
+                changed = cur.rowcount
+                await cur.close()
+        return changed > 0
+
+    async def authenticate(self, secret: str) -> ApiKey | None:
+        """The active key whose secret is ``secret``, else None (constant work per lookup)."""
+        with store_errors("authenticating"):
+            async with self.conn.execute(
+                "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
+                "WHERE key_hash = ? AND revoked_at IS NULL",
+                (hash_secret(secret),),
+            ) as cur:
+                r = await cur.fetchone()
+        if r is None:
+            return None
+        return ApiKey(
+            id=r[0], name=r[1], prefix=r[2], created_at=r[3], revoked_at=r[4], last_used_at=r[5]
+        )

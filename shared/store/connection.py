@@ -1,0 +1,112 @@
+"""SQLite connection: aiosqlite over the ``sqlean.py`` driver with sqlite-vec loaded, WAL mode.
+
+The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (DESIGN §6). Its
+exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.StoreError` by
+:func:`store_errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import re
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import aiosqlite
+import sqlean  # type: ignore[import-untyped]
+import sqlite_vec  # type: ignore[import-untyped]
+
+from shared.errors import StoreError
+
+BUSY_TIMEOUT_MS = 10_000
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def _connect(path: str) -> sqlean.Connection:
+    conn = sqlean.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if path != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+@contextlib.contextmanager
+def store_errors(action: str) -> Iterator[None]:
+    """Map ``sqlean.Error`` raised inside the block to :class:`StoreError` naming ``action``."""
+    try:
+        yield
+    except sqlean.Error as exc:
+        raise StoreError(f"store failed while {action}: {exc}") from exc
+
+
+async def open_connection(path: str) -> aiosqlite.Connection:
+    """Open (creating if needed) the database at ``path`` with sqlite-vec loaded.
+
+    Autocommit mode (``isolation_level=None``): write paths open explicit transactions.
+
+    Raises:
+        StoreError: the file cannot be opened or the extension cannot be loaded.
+    """
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with store_errors("opening the database"):
+        conn = aiosqlite.Connection(lambda: _connect(path), iter_chunk_size=64)
+        await conn
+    conn.row_factory = sqlean.Row
+    return conn
+
+
+def migration_files() -> list[tuple[int, str, str]]:
+    """Numbered migrations shipped in the ``migrations`` package: ``(version, name, sql)``."""
+    found: list[tuple[int, str, str]] = []
+    for entry in importlib.resources.files("migrations").iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+async def migrate(conn: aiosqlite.Connection) -> list[str]:
+    """Apply pending numbered migrations, each in its own transaction; returns applied names.
+
+    Raises:
+        StoreError: a migration failed (it is rolled back; earlier ones stay applied).
+    """
+    with store_errors("migrating"):
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+        )
+        async with conn.execute("SELECT version FROM schema_migrations") as cur:
+            done = {int(row[0]) for row in await cur.fetchall()}
+        applied: list[str] = []
+        for version, name, sql in migration_files():
+            if version in done:
+                continue
+            await conn.executescript(
+                "BEGIN IMMEDIATE;\n"
+                + sql
+                + f"\nINSERT INTO schema_migrations VALUES ({version}, '{name}', {time.time()});"
+                + "\nCOMMIT;"
+            )
+            applied.append(name)
+        return applied
+
+
+@contextlib.asynccontextmanager
+async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")

@@ -1,0 +1,72 @@
+"""The job outbox: jobs that could not be handed to Redis wait here until the relay sends them.
+
+Rows are keyed by the job's idempotency id, so writing the same job twice keeps one row.
+"""
+
+from __future__ import annotations
+
+import time
+
+import aiosqlite
+import msgspec
+
+from shared.store.connection import store_errors, transaction
+
+
+class OutboxJob(msgspec.Struct, frozen=True):
+    """One waiting job: row id, job function name, idempotency id, encoded payload, attempts."""
+
+    id: int
+    job_name: str
+    job_id: str
+    payload: bytes
+    attempts: int
+
+
+class OutboxStore:
+    """Async access to ``job_outbox``."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+    async def add(self, job_name: str, job_id: str, payload: bytes, error: str = "") -> None:
+        """Park a job (ignored if a job with ``job_id`` is already parked)."""
+        with store_errors("writing the job outbox"):
+            async with transaction(self.conn):
+                await self.conn.execute(
+                    "INSERT INTO job_outbox (job_name, job_id, payload, created_at, last_error) "
+                    "VALUES (?,?,?,?,?) ON CONFLICT (job_id) DO NOTHING",
+                    (job_name, job_id, payload, time.time(), error or None),
+                )
+
+    async def take(self, limit: int = 100) -> list[OutboxJob]:
+        """The oldest ``limit`` parked jobs (they stay parked until :meth:`remove`)."""
+        with store_errors("reading the job outbox"):
+            async with self.conn.execute(
+                "SELECT id, job_name, job_id, payload, attempts FROM job_outbox ORDER BY id LIMIT ?",
+                (limit,),
+            ) as cur:
+                rows = await cur.fetchall()
+        return [OutboxJob(r[0], r[1], r[2], bytes(r[3]), r[4]) for r in rows]
+
+    async def remove(self, row_id: int) -> None:
+        """Delete a delivered job."""
+        with store_errors("deleting from the job outbox"):
+            async with transaction(self.conn):
+                await self.conn.execute("DELETE FROM job_outbox WHERE id = ?", (row_id,))
+
+    async def mark_failed(self, row_id: int, error: str) -> None:
+        """Count a failed delivery attempt and remember its error."""
+        with store_errors("updating the job outbox"):
+            async with transaction(self.conn):
+                await self.conn.execute(
+                    "UPDATE job_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                    (error[:500], row_id),
+                )
+
+    async def count(self) -> int:
+        """Number of parked jobs."""
+        with store_errors("counting the job outbox"):
+            async with self.conn.execute("SELECT COUNT(*) FROM job_outbox") as cur:
+                row = await cur.fetchone()
+        return int(row[0]) if row else 0

@@ -1,0 +1,100 @@
+"""Test harness: a real gateway (uvicorn on 127.0.0.1) in a background thread, plus direct
+store access for assertions. Used by tests and never by the product."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import uvicorn
+
+from services.gateway.app import create_app
+from shared.models import Memory
+from shared.settings import Settings, load_settings
+from shared.store import Store
+from tests.fakes.upstream import free_port
+
+T = TypeVar("T")
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run ``coro`` in a fresh event loop (synchronous tests)."""
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+class GatewayHarness:
+    """A gateway built by ``create_app(settings)`` served by uvicorn in a thread."""
+
+    def __init__(self, overrides: dict[str, Any]) -> None:
+        self.port = free_port()
+        self.settings: Settings = load_settings({}, **overrides)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.app = create_app(self.settings)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> GatewayHarness:
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("gateway did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+
+    # ---- store access (own connection, own loop) ---------------------------------------------
+    def with_store(self, fn: Callable[[Store], Awaitable[T]]) -> T:
+        async def go() -> T:
+            store = await Store.open(self.settings.db_path)
+            try:
+                return await fn(store)
+            finally:
+                await store.close()
+
+        return run_sync(go())
+
+    def create_key(self, name: str = "test") -> tuple[str, str]:
+        """Create a client key; returns (key id, secret)."""
+
+        async def go(store: Store) -> tuple[str, str]:
+            key, secret = await store.keys.create(name)
+            return key.id, secret
+
+        return self.with_store(go)
+
+    def memories(self, owner_id: str | None = None) -> list[Memory]:
+        async def go(store: Store) -> list[Memory]:
+            items, _ = await store.memories.list(owner_id=owner_id, limit=1000)
+            return items
+
+        return self.with_store(go)
+
+    def wait_for_memories(
+        self,
+        predicate: Callable[[list[Memory]], bool],
+        owner_id: str | None = None,
+        timeout_s: float = 15.0,
+    ) -> list[Memory]:
+        """Poll the store until ``predicate(memories)`` holds; raises AssertionError on timeout."""
+        deadline = time.monotonic() + timeout_s
+        items: list[Memory] = []
+        while time.monotonic() < deadline:
+            items = self.memories(owner_id)
+            if predicate(items):
+                return items
+            time.sleep(0.05)
+        raise AssertionError(f"condition not reached; memories: {[m.content for m in items]}")

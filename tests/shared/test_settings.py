@@ -1,0 +1,101 @@
+"""Settings: environment loading, validation, and the documented example file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from shared.errors import ConfigurationError
+from shared.settings import Settings, load_providers, load_settings, settings_fields
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "mnemogate.env.example"
+_LINE = re.compile(r"^MNEMOGATE_([A-Z0-9_]+)=(.*)$")
+_DOC = re.compile(r"^# .+ \[[^\]]+\] \(default: (.*)\)$")
+
+
+def _documented() -> dict[str, tuple[str, str]]:
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    out: dict[str, tuple[str, str]] = {}
+    for prev, line in zip(lines, lines[1:], strict=False):
+        match = _LINE.match(line)
+        if match:
+            doc = _DOC.match(prev)
+            assert doc, f"MNEMOGATE_{match.group(1)} lacks a '# text [unit] (default: X)' comment"
+            out[match.group(1).lower()] = (match.group(2), doc.group(1))
+    return out
+
+
+def _render(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def test_every_setting_is_documented_with_unit_and_default():
+    documented = _documented()
+    assert set(documented) == set(settings_fields())
+    defaults = Settings()
+    for name, (value, doc_default) in documented.items():
+        expected = _render(getattr(defaults, name))
+        assert value == expected, name
+        assert doc_default == (expected or "empty"), name
+
+
+def test_example_file_loads_as_settings():
+    env = {f"MNEMOGATE_{k.upper()}": v for k, (v, _) in _documented().items()}
+    assert load_settings(env) == Settings()
+
+
+@pytest.mark.parametrize(
+    ("env", "field", "expected"),
+    [
+        ({"MNEMOGATE_PORT": "9000"}, "port", 9000),
+        ({"MNEMOGATE_MEMORY_ENABLED": "false"}, "memory_enabled", False),
+        ({"MNEMOGATE_CAPTURE_TURNS": "0"}, "capture_turns", False),
+        ({"MNEMOGATE_RRF_K": "60"}, "rrf_k", 60.0),
+        ({"MNEMOGATE_INJECTION_STRATEGY": "leading_system"}, "injection_strategy", "leading_system"),
+        ({"MNEMOGATE_REDIS_URL": ""}, "embedded", True),
+        ({"MNEMOGATE_REDIS_URL": "redis://x"}, "embedded", False),
+    ],
+)
+def test_environment_values_are_converted(env, field, expected):
+    assert getattr(load_settings(env), field) == expected
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"MNEMOGATE_PORT": "eighty"},
+        {"MNEMOGATE_INJECTION_STRATEGY": "somewhere"},
+        {"MNEMOGATE_RECALL_MAX_TOKENS": "9000"},
+        {"MNEMOGATE_RECALL_RELATIVE_FLOOR": "2"},
+        {"MNEMOGATE_MAX_BODY_BYTES": "0"},
+    ],
+)
+def test_invalid_values_are_refused(env):
+    with pytest.raises(ConfigurationError):
+        load_settings(env)
+
+
+def test_providers_file_adds_providers_with_keys_from_env(tmp_path):
+    path = tmp_path / "providers.toml"
+    path.write_text(
+        '[[providers]]\nname = "glm"\nbase_url = "http://127.0.0.1:9/v1/"\n'
+        'api_key_env = "GLM_KEY"\nrejects_system_role = true\n',
+        encoding="utf-8",
+    )
+    settings = load_settings({}, providers_file=str(path))
+    providers = load_providers(settings, {"GLM_KEY": "secret"})
+    assert set(providers) == {"default", "glm"}
+    assert providers["glm"].api_key == "secret"
+    assert providers["glm"].base_url == "http://127.0.0.1:9/v1"
+    assert providers["glm"].rejects_system_role
+
+
+def test_providers_file_with_unknown_field_is_refused(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text('{"providers": [{"name": "x", "base_url": "http://a", "bogus": 1}]}')
+    with pytest.raises(ConfigurationError):
+        load_providers(load_settings({}, providers_file=str(path)))
