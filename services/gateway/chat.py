@@ -26,7 +26,7 @@ from services.gateway.auth import authenticate_client
 from services.gateway.body import parse_chat_request, read_body
 from services.gateway.sse import assistant_text_from_json, assistant_text_from_sse
 from services.gateway.state import GatewayState
-from shared.injection import ProviderCapabilities, newest_user_text
+from shared.injection import ProviderCapabilities, all_user_texts
 from shared.jobs.payloads import LEARN, RECORD_ACCESS, LearnPayload, RecordAccessPayload
 from shared.models import Scope
 from shared.recall_flow import MemoryPlan, plan_memory
@@ -63,11 +63,6 @@ def _header(request: Request, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def user_texts(messages: list[Any]) -> list[str]:
-    """Text of every user message, oldest first (array content: its text parts)."""
-    return [newest_user_text([m]) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-
-
 def memory_disabled(request: Request) -> bool:
     """True when the request opts out of recall and learning (``x-mnemogate-no-memory``)."""
     value = _header(request, NO_MEMORY_HEADERS)
@@ -90,6 +85,8 @@ async def chat_completions(request: Request) -> Response:
     use_memory = settings.memory_enabled and not memory_disabled(request)
     now = time.time()
 
+    # learning reads the caller's own messages, never the injected copy
+    user_turns = all_user_texts(body["messages"]) if use_memory else []
     headers = {"x-mnemogate-memory-injected": "0", "x-mnemogate-memory-tier": "none"}
     plan: MemoryPlan | None = None
     if use_memory:
@@ -119,11 +116,11 @@ async def chat_completions(request: Request) -> Response:
             owner_id=key.id,
             user_id=scope.user_id,
             session_id=session_id,
-            user_turns=user_texts(body["messages"]),
+            user_turns=user_turns,
             created_at=now,
             request_id=secrets.token_hex(8),
         )
-        if use_memory and newest_user_text(body.get("messages", []))
+        if user_turns and user_turns[-1].strip()
         else None
     )
     access = (
