@@ -18,7 +18,7 @@ import time
 
 import msgspec
 
-from shared.extraction.regex import extract_facts, is_do_not_remember
+from shared.extraction import extract_facts, is_do_not_remember
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
 from shared.models import NewMemory
@@ -104,9 +104,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
             ids.append(memory.id)
             captured += 1
     if total:
-        await store.cursors.mark_learned(
-            p.owner_id, p.user_id, prefixes[-1], total, time.time()
-        )
+        await store.cursors.mark_learned(p.owner_id, p.user_id, prefixes[-1], total, time.time())
     if facts:
         await store.events.record("extraction", p.owner_id, user_id=p.user_id, count=facts)
     if captured:
