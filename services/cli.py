@@ -34,6 +34,12 @@ def _parser() -> argparse.ArgumentParser:
     keys_sub.add_parser("list", help="list keys")
     revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
     revoke.add_argument("id")
+    sweep = sub.add_parser("sweep", help="delete expired and decayed memories, enforce capacity")
+    sweep.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
+    summarize = sub.add_parser("summarize", help="condense old episodic memories into summaries")
+    summarize.add_argument("--older-than-days", type=float, required=True, metavar="N")
+    summarize.add_argument("--owner", default=None, metavar="ID", help="only this owner")
+    summarize.add_argument("--dry-run", action="store_true", help="show summaries, change nothing")
     return p
 
 
@@ -95,6 +101,95 @@ async def _migrate_quiet(settings: Settings) -> None:
         await conn.close()
 
 
+def _preview(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
+    """``mnemogate sweep [--dry-run]``: one line per memory removed (or that would be), then a
+    totals line. Line format: ``<deleted|would delete>\t<public id>\t<reason>\towner=<id>\t
+    user=<id or ->\t<type>/<category>\t<content preview>``."""
+    import time
+
+    from shared.lifecycle.decay import EvictionReason, LifecycleRow
+    from shared.lifecycle.sweep import sweep
+
+    verb = "would delete" if args.dry_run else "deleted"
+
+    def show(row: LifecycleRow, reason: EvictionReason) -> None:
+        print(
+            f"{verb}\t{row.public_id}\t{reason}\towner={row.owner_id}\tuser={row.user_id or '-'}"
+            f"\t{row.type}/{row.category}\t{_preview(row.content)}"
+        )
+
+    store = await Store.open(settings.db_path)
+    try:
+        report = await sweep(store, settings, time.time(), dry_run=args.dry_run, listener=show)
+    finally:
+        await store.close()
+    kinds = ("expired", "decayed", "capacity")
+    reasons = ", ".join(f"{r} {report.by_reason.get(r, 0)}" for r in kinds)
+    span = f"cursor {report.cursor_start} -> {report.cursor_end}" + (
+        ", full pass" if report.full_pass else ", resumes next run"
+    )
+    if args.dry_run:
+        print(
+            f"dry run: scanned {report.scanned} rows ({span}); would delete {report.deleted} "
+            f"({reasons}); nothing was removed"
+        )
+    else:
+        print(
+            f"sweep: scanned {report.scanned} rows ({span}); deleted {report.deleted} "
+            f"({reasons}) in {report.duration_s:.2f} s"
+        )
+    return 0
+
+
+async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
+    """``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]``: per summary a header
+    line ``<summary <id>|would summarize>\towner=..\tuser=..\tsession=..\t<n> memories -> 1\t
+    tokens <before> -> <after> (saved <n>)``, the source ids and the summary lines (indented),
+    then a totals line."""
+    import time
+
+    from shared.lifecycle.summarize import GroupSummary, summarize
+
+    def show(made: GroupSummary) -> None:
+        head = "would summarize" if made.summary_id is None else f"summary {made.summary_id}"
+        print(
+            f"{head}\towner={made.owner_id}\tuser={made.user_id or '-'}\t"
+            f"session={made.session_id or '-'}\t{len(made.source_ids)} memories -> 1\t"
+            f"tokens {made.tokens_before} -> {made.tokens_after} (saved {made.tokens_saved})"
+        )
+        print("  sources: " + " ".join(made.source_ids))
+        for line in made.content.splitlines():
+            print("  | " + line)
+
+    store = await Store.open(settings.db_path)
+    try:
+        report = await summarize(
+            store,
+            settings,
+            time.time(),
+            older_than_days=args.older_than_days,
+            owner_id=args.owner,
+            dry_run=args.dry_run,
+            listener=show,
+        )
+    finally:
+        await store.close()
+    totals = (
+        f"{report.groups} groups, {report.summarized} memories -> {report.summaries} summaries, "
+        f"tokens {report.tokens_before} -> {report.tokens_after} (saved {report.tokens_saved})"
+    )
+    if args.dry_run:
+        print(f"dry run: {totals}; nothing was changed")
+    else:
+        print(f"summarize: {totals}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mnemogate`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -109,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_migrate(settings))
         if args.command == "keys":
             return asyncio.run(_keys(settings, args))
+        if args.command == "sweep":
+            return asyncio.run(_sweep(settings, args))
+        if args.command == "summarize":
+            return asyncio.run(_summarize(settings, args))
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

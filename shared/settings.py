@@ -112,8 +112,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     access_immunity: int = 3
     max_memories_per_owner: int = 0
     sweep_batch_size: int = 1000
+    sweep_max_scan: int = 100_000
+    relevance_half_life_days: float = 30.0
     # jobs
     job_max_tries: int = 5
+    job_timeout_s: float = 120.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
 
@@ -130,6 +133,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("rrf_k must be positive")
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
+        if self.job_timeout_s <= 0:
+            raise ConfigurationError("job_timeout_s must be positive")
 
     @property
     def embedded(self) -> bool:

@@ -8,19 +8,29 @@ exponential backoff until ``job_max_tries``; then a dead letter is recorded (arq
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+import time
 from typing import Any
 
 import httpx
 from arq import Retry
 from arq.connections import RedisSettings
 from arq.cron import cron
+from arq.typing import StartupShutdown
 from arq.worker import Function, Worker, func
 
 from shared.jobs.context import JobContext, build_detector
 from shared.jobs.handlers import HANDLERS, TransientJobError, backoff_s, dead_letter, execute
+from shared.jobs.payloads import (
+    DECAY_RELEVANCE,
+    SWEEP,
+    DecayRelevancePayload,
+    SweepPayload,
+    encode_payload,
+)
 from shared.jobs.queue import ArqQueue, job_deserializer, job_serializer
+from shared.runtime_settings import RuntimeSettings
 from shared.settings import Settings, load_providers
 from shared.store import Store
 
@@ -31,23 +41,46 @@ POLL_DELAY_S = 0.1
 MAX_JOBS = 50
 
 
+#: arq's own timeout is the handler timeout (``job_timeout_s``, enforced inside
+#: :func:`~shared.jobs.handlers.execute`, where it is retried) plus this margin, so a slow job is
+#: retried and dead-lettered by us rather than failed by arq. arq keeps a job's in-progress lock
+#: for its largest function timeout + 10 s: a job whose worker was killed is re-run by another
+#: worker ``job_timeout_s`` + 12 s after it started.
+JOB_TIMEOUT_MARGIN_S = 2.0
+
+
+def arq_job_timeout_s(settings: Settings) -> float:
+    """arq's timeout for every function and cron job: ``job_timeout_s`` + 2 s, in seconds."""
+    return settings.job_timeout_s + JOB_TIMEOUT_MARGIN_S
+
+
 def _job_function(name: str, settings: Settings) -> Function:
     async def run(ctx: dict[str, Any], data: bytes) -> dict[str, Any] | None:
         jc: JobContext = ctx["jc"]
+        job_try = int(ctx.get("job_try", 1))
         try:
             return await execute(jc, name, data)
         except TransientJobError as exc:
-            job_try = int(ctx.get("job_try", 1))
             if job_try >= settings.job_max_tries:
-                await dead_letter(jc, name, data, str(exc))
+                await dead_letter(jc, name, data, str(exc), tries=job_try)
                 return None
+            log.warning("job %s try %d failed, retrying: %s", name, job_try, exc)
+            jc.count(f"job_retries:{name}")
             raise Retry(defer=backoff_s(job_try)) from exc
+        except Exception as exc:
+            # Not retryable (unknown job, malformed payload, a bug): dead-letter, then let arq
+            # record the failure too.
+            error = f"{type(exc).__name__}: {exc}"
+            await dead_letter(jc, name, data, error, tries=job_try, permanent=True)
+            raise
 
-    return func(run, name=name, max_tries=settings.job_max_tries, timeout=JOB_TIMEOUT_S)
+    return func(
+        run, name=name, max_tries=settings.job_max_tries, timeout=arq_job_timeout_s(settings)
+    )
 
 
-def _on_startup(settings: Settings) -> Callable[[dict[str, Any]], Awaitable[None]]:
-    async def startup(ctx: dict[str, Any]) -> None:
+def _on_startup(settings: Settings) -> StartupShutdown:
+    async def startup(ctx: dict[Any, Any]) -> None:
         store = await Store.open(settings.db_path, run_migrations=True)
         jc = JobContext(
             settings=settings,
@@ -57,6 +90,8 @@ def _on_startup(settings: Settings) -> Callable[[dict[str, Any]], Awaitable[None
             providers=load_providers(settings),
         )
         jc.queue = ArqQueue(ctx["redis"], store.outbox)
+        jc.runtime = RuntimeSettings(settings, store.settings)
+        await jc.refresh_settings()
         ctx["jc"] = jc
 
     return startup
@@ -76,20 +111,58 @@ async def relay_outbox(ctx: dict[str, Any]) -> int:
     return await jc.queue.relay_outbox()
 
 
+async def sweep_cron(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Cron job (hourly, minute 7): one lifecycle sweep run (typed decay + capacity).
+
+    Runs the same ``sweep`` handler as an enqueued job; progress is persisted per batch, so the
+    next run resumes where this one stopped (bounded by ``sweep_max_scan`` rows per run).
+    """
+    jc: JobContext = ctx["jc"]
+    return await execute(jc, SWEEP, encode_payload(SweepPayload(requested_at=time.time())))
+
+
+async def decay_relevance_cron(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Cron job (daily, 03:17 worker time): relevance decay catch-up since the last persisted run.
+
+    The decay applied depends only on elapsed time, not on how often this runs (see
+    :mod:`shared.lifecycle.relevance`), so missed runs (downtime) are caught up, never reset.
+    """
+    jc: JobContext = ctx["jc"]
+    payload = DecayRelevancePayload(requested_at=time.time())
+    return await execute(jc, DECAY_RELEVANCE, encode_payload(payload))
+
+
+LIFECYCLE_CRON_JOBS = [
+    cron(sweep_cron, minute=7, run_at_startup=False, timeout=JOB_TIMEOUT_S * 10),
+    cron(decay_relevance_cron, hour=3, minute=17, run_at_startup=False),
+]
+
+
 def build_worker(settings: Settings, *, burst: bool = False) -> Worker:
     """An arq :class:`Worker` for ``settings`` (``burst``: drain the queue, then exit)."""
     if not settings.redis_url:
-        raise SystemExit("mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)")
+        raise SystemExit(
+            "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"
+        )
     return Worker(
         functions=[_job_function(name, settings) for name in HANDLERS],
-        cron_jobs=[cron(relay_outbox, second=set(range(0, 60, 10)), run_at_startup=True)],
+        cron_jobs=[
+            cron(relay_outbox, second=set(range(0, 60, 10)), run_at_startup=True),
+            # arq holds every job's in-progress lock for its LARGEST timeout + 10 s, so one long
+            # cron timeout would delay re-running a killed worker's jobs by as long: cron jobs
+            # get the same bound (the sweep resumes from its persisted progress next run).
+            *[
+                dataclasses.replace(cj, timeout_s=arq_job_timeout_s(settings))
+                for cj in LIFECYCLE_CRON_JOBS
+            ],
+        ],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         on_startup=_on_startup(settings),
         on_shutdown=_on_shutdown,
         burst=burst,
         poll_delay=POLL_DELAY_S,
         max_jobs=MAX_JOBS,
-        job_timeout=JOB_TIMEOUT_S,
+        job_timeout=arq_job_timeout_s(settings),
         keep_result=3600,
         job_serializer=job_serializer,
         job_deserializer=job_deserializer,

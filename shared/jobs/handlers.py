@@ -1,13 +1,19 @@
 """Job handlers and the one dispatch function used by both the arq worker and in-process mode.
 
 Every handler is idempotent: running a job twice stores nothing twice (upserts on stable keys,
-per-conversation cursors). Transient failures raise :class:`TransientJobError`; the runner retries
-them with exponential backoff up to ``job_max_tries`` and then records a dead letter.
+per-conversation cursors). Transient failures (store, embedding or vector tier errors, and a run
+longer than ``job_timeout_s``) raise :class:`TransientJobError`; the runner (in-process here, arq
+in :mod:`workers.worker`) retries them with exponential backoff up to ``job_max_tries`` and then
+records a dead letter. Permanent failures (unknown job, malformed payload, a bug) are dead-lettered
+at once. A dead letter is visible three ways: an ERROR log line ``dead letter: job ...``, a
+``dead_letter`` event in ``memory_events`` (detail: job, job_id, tries, error, permanent, payload
+hex, so it can be re-enqueued by hand), and the ``dead_letters`` counter.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -18,13 +24,23 @@ import msgspec
 from shared.errors import EmbeddingError, StoreError, VectorIndexError
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import (
+    DECAY_RELEVANCE,
     LEARN,
     RECORD_ACCESS,
+    SUMMARIZE,
+    SWEEP,
+    DecayRelevancePayload,
     LearnPayload,
     RecordAccessPayload,
+    SummarizePayload,
+    SweepPayload,
     decode_payload,
+    job_id_for,
 )
 from shared.learning import learn
+from shared.lifecycle.relevance import decay_relevance
+from shared.lifecycle.summarize import GroupSummary, summarize
+from shared.lifecycle.sweep import sweep
 
 log = logging.getLogger("mnemogate.jobs")
 
@@ -38,8 +54,8 @@ class TransientJobError(Exception):
 
 
 def backoff_s(job_try: int) -> float:
-    """Delay before retry number ``job_try`` (1-based): 0.5 s × 2^(try-1), capped at 60 s."""
-    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, job_try - 1))
+    """Delay in seconds before retry number ``job_try`` (1-based): 0.5 × 2^(try-1), capped at 60."""
+    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2.0 ** max(0, job_try - 1))
 
 
 async def _learn(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
@@ -61,44 +77,136 @@ async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
     return {"recorded": len(payload.memory_ids)}
 
 
+MAX_REPORTED_SUMMARIES = 100
+
+
+async def _sweep(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Lifecycle sweep (typed decay + capacity); returns the :class:`SweepReport` as a dict."""
+    assert isinstance(payload, SweepPayload)
+    report = await sweep(jc.store, jc.settings, now(), dry_run=payload.dry_run)
+    jc.count("evictions", report.deleted)
+    return msgspec.structs.asdict(report)
+
+
+async def _decay_relevance(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Relevance decay catch-up; returns the :class:`DecayReport` as a dict."""
+    assert isinstance(payload, DecayRelevancePayload)
+    report = await decay_relevance(jc.store, jc.settings, now())
+    return msgspec.structs.asdict(report)
+
+
+async def _summarize(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Summarize one owner's old episodic memories; returns the totals plus up to 100 summaries
+    (``items``: owner_id, user_id, session_id, source_ids, content, tokens, summary_id)."""
+    assert isinstance(payload, SummarizePayload)
+    items: list[dict[str, Any]] = []
+
+    def keep(made: GroupSummary) -> None:
+        if len(items) < MAX_REPORTED_SUMMARIES:
+            items.append(msgspec.structs.asdict(made))
+
+    report = await summarize(
+        jc.store,
+        jc.settings,
+        now(),
+        older_than_days=payload.older_than_days,
+        owner_id=payload.owner_id,
+        user_id=payload.user_id,
+        dry_run=payload.dry_run,
+        listener=keep,
+    )
+    return {**msgspec.structs.asdict(report), "items": items}
+
+
 Handler = Callable[[JobContext, msgspec.Struct], Awaitable[dict[str, Any]]]
 
 HANDLERS: dict[str, Handler] = {
     LEARN: _learn,
     RECORD_ACCESS: _record_access,
+    SWEEP: _sweep,
+    DECAY_RELEVANCE: _decay_relevance,
+    SUMMARIZE: _summarize,
 }
 
 
 async def execute(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any]:
     """Decode ``data`` for ``job_name`` and run its handler once.
 
+    The handler runs under ``job_timeout_s`` (seconds); running longer counts as transient.
+
     Raises:
-        TransientJobError: a retryable failure (store, embedding or vector tier).
+        TransientJobError: a retryable failure (store, embedding or vector tier, timeout).
         KeyError / msgspec errors: unknown job or malformed payload (not retryable).
     """
     payload = decode_payload(job_name, data)
+    await jc.refresh_settings()
     try:
-        return await HANDLERS[job_name](jc, payload)
+        return await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
     except TRANSIENT_ERRORS as exc:
         raise TransientJobError(f"{type(exc).__name__}: {exc}") from exc
+    except TimeoutError as exc:
+        raise TransientJobError(f"timed out after {jc.settings.job_timeout_s:g}s") from exc
 
 
-async def dead_letter(jc: JobContext, job_name: str, data: bytes, error: str) -> None:
-    """Record a job that exhausted its retries as a ``dead_letter`` event (payload kept, hex)."""
-    log.error("job %s exhausted retries: %s", job_name, error)
+DEAD_LETTER_RECORD_TRIES = 2
+
+
+async def dead_letter(
+    jc: JobContext,
+    job_name: str,
+    data: bytes,
+    error: str,
+    *,
+    tries: int = 0,
+    permanent: bool = False,
+) -> None:
+    """Make a failed job visible: ERROR log, ``dead_letter`` event, ``dead_letters`` counter.
+
+    ``tries`` is the number of attempts made; ``permanent`` marks a failure that was not retried.
+    The event belongs to the payload's ``owner_id`` when it has one, else to ``system``; its
+    detail keeps the payload (hex) so the job can be re-enqueued. If the store cannot take the
+    event (two attempts, 0.5 s apart), the log line — which carries the payload too — is the
+    record. Never raises.
+    """
+    job_id = job_id_for(job_name, data)
+    log.error(
+        "dead letter: job %s (%s) failed after %d tries%s: %s; payload_hex=%s",
+        job_name,
+        job_id,
+        tries,
+        " (permanent)" if permanent else "",
+        error,
+        data.hex(),
+    )
     jc.count("dead_letters")
-    try:
-        await jc.store.events.record(
-            "dead_letter",
-            "system",
-            detail={"job": job_name, "error": error[:500], "payload_hex": data.hex()},
-        )
-    except StoreError:
-        log.exception("could not record dead letter for %s", job_name)
+    owner = "system"
+    with contextlib.suppress(Exception):  # malformed payload or unknown job: keep "system"
+        owner = str(getattr(decode_payload(job_name, data), "owner_id", None) or "system")
+    detail = {
+        "job": job_name,
+        "job_id": job_id,
+        "tries": tries,
+        "permanent": permanent,
+        "error": error[:500],
+        "payload_hex": data.hex(),
+    }
+    for attempt in range(DEAD_LETTER_RECORD_TRIES):
+        try:
+            await jc.store.events.record("dead_letter", owner, detail=detail)
+            return
+        except StoreError:
+            if attempt + 1 == DEAD_LETTER_RECORD_TRIES:
+                log.exception("could not record dead letter for %s (%s)", job_name, job_id)
+            else:
+                await asyncio.sleep(0.5)
 
 
 async def run_with_retries(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any] | None:
-    """In-process runner: :func:`execute` with backoff retries, then a dead letter."""
+    """In-process runner: :func:`execute`, retrying transient failures after :func:`backoff_s`
+    up to ``job_max_tries`` attempts, then :func:`dead_letter`; a permanent failure is
+    dead-lettered at once. Returns the handler's result, or ``None`` when dead-lettered.
+    Counters: ``jobs_ok:<name>``, ``job_retries:<name>``, ``dead_letters``. Never raises.
+    """
     tries = max(1, jc.settings.job_max_tries)
     for attempt in range(1, tries + 1):
         try:
@@ -107,9 +215,19 @@ async def run_with_retries(jc: JobContext, job_name: str, data: bytes) -> dict[s
             return result
         except TransientJobError as exc:
             if attempt == tries:
-                await dead_letter(jc, job_name, data, str(exc))
+                await dead_letter(jc, job_name, data, str(exc), tries=attempt)
                 return None
-            await asyncio.sleep(backoff_s(attempt))
+            delay = backoff_s(attempt)
+            log.warning(
+                "job %s try %d failed, retrying in %.2fs: %s", job_name, attempt, delay, exc
+            )
+            jc.count(f"job_retries:{job_name}")
+            await asyncio.sleep(delay)
+        except Exception as exc:
+            await dead_letter(
+                jc, job_name, data, f"{type(exc).__name__}: {exc}", tries=attempt, permanent=True
+            )
+            return None
     return None
 
 

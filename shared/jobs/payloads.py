@@ -48,7 +48,58 @@ class EmbedPayload(msgspec.Struct, frozen=True, kw_only=True):
     memory_ids: list[int]
 
 
+class ReindexPayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Rebuild the vector tier(s) for memories marked ``needs_reindex`` (``force``: every memory).
+
+    ``owner_id`` None = every owner. ``requested_at`` (unix seconds) makes each request a distinct
+    job (job ids are payload hashes). Job name :data:`REINDEX`; handler wired by the vector tier.
+    """
+
+    owner_id: str | None = None
+    force: bool = False
+    requested_at: float
+
+
+class SummarizePayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Summarize one owner's episodic memories older than ``older_than_days`` into summaries.
+
+    ``owner_id`` is required: a summary never merges several tenants (DESIGN §7). ``user_id``
+    None = every end user of the owner (each summarized separately). Job name :data:`SUMMARIZE`;
+    handler wired by the lifecycle work.
+    """
+
+    owner_id: str
+    user_id: str | None = None
+    older_than_days: float = 30.0
+    dry_run: bool = False
+    requested_at: float
+
+
+class SweepPayload(msgspec.Struct, frozen=True, kw_only=True):
+    """One lifecycle sweep run (typed decay + capacity, :mod:`shared.lifecycle.sweep`).
+
+    ``requested_at`` (unix seconds) makes each request a distinct job. Job name :data:`SWEEP`.
+    """
+
+    dry_run: bool = False
+    requested_at: float
+
+
+class DecayRelevancePayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Apply relevance decay up to now (:mod:`shared.lifecycle.relevance`); catch-up, idempotent.
+
+    ``requested_at`` (unix seconds) makes each request a distinct job. Job name
+    :data:`DECAY_RELEVANCE`.
+    """
+
+    requested_at: float
+
+
 LEARN = "learn"
+SWEEP = "sweep"
+DECAY_RELEVANCE = "decay_relevance"
+REINDEX = "reindex"
+SUMMARIZE = "summarize"
 RECORD_ACCESS = "record_access"
 EMBED = "embed"
 
@@ -56,6 +107,10 @@ PAYLOAD_TYPES: dict[str, type[msgspec.Struct]] = {
     LEARN: LearnPayload,
     RECORD_ACCESS: RecordAccessPayload,
     EMBED: EmbedPayload,
+    REINDEX: ReindexPayload,
+    SUMMARIZE: SummarizePayload,
+    SWEEP: SweepPayload,
+    DECAY_RELEVANCE: DecayRelevancePayload,
 }
 
 _encoder = msgspec.msgpack.Encoder()

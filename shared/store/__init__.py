@@ -12,8 +12,11 @@ from shared.store.api_keys import ApiKeyStore
 from shared.store.connection import migrate, open_connection
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
+from shared.store.lifecycle import LifecycleStore
+from shared.store.management import ManagementStore
 from shared.store.memories import MemoryStore, Retention
 from shared.store.outbox import OutboxStore
+from shared.store.settings_row import SettingsStore
 
 __all__ = ["Retention", "Store"]
 
@@ -35,6 +38,9 @@ class Store:
         self.outbox = OutboxStore(writer)
         self.events = EventStore(writer)
         self.cursors = CursorStore(writer)
+        self.management = ManagementStore(writer)
+        self.settings = SettingsStore(writer)
+        self.lifecycle = LifecycleStore(writer)
 
     @classmethod
     async def open(cls, path: str, *, run_migrations: bool = True) -> Store:
