@@ -50,11 +50,15 @@ def process(args: list[str], env: dict[str, str] | None = None) -> Iterator[subp
 
 
 @contextlib.contextmanager
-def fake_upstream(reply: str = "OK") -> Iterator[str]:
-    """A fake OpenAI-compatible upstream subprocess; yields its base URL (``.../v1``)."""
+def fake_upstream(reply: str = "OK", mirror: bool = False) -> Iterator[str]:
+    """A fake OpenAI-compatible upstream subprocess; yields its base URL (``.../v1``).
+
+    ``mirror``: it answers with the JSON of the messages it received (to read injections).
+    """
     port = free_port()
+    extra = ["--mirror"] if mirror else []
     with process([sys.executable, "-m", "tests.fakes.upstream", "--port", str(port),
-                  "--reply", reply]):
+                  "--reply", reply, *extra]):
         wait_port(port)
         yield f"http://127.0.0.1:{port}/v1"
 

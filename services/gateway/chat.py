@@ -34,6 +34,7 @@ from shared.recall_flow import MemoryPlan, plan_memory
 log = logging.getLogger("mnemogate.gateway")
 
 NO_MEMORY_HEADERS = ("x-mnemogate-no-memory", "x-omniroute-no-memory")
+NO_LEARN_HEADERS = ("x-mnemogate-no-learn",)
 SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
@@ -63,9 +64,9 @@ def _header(request: Request, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def memory_disabled(request: Request) -> bool:
-    """True when the request opts out of recall and learning (``x-mnemogate-no-memory``)."""
-    value = _header(request, NO_MEMORY_HEADERS)
+def header_flag(request: Request, names: tuple[str, ...]) -> bool:
+    """True when one of the headers ``names`` is set to 1/true/yes/on (case-insensitive)."""
+    value = _header(request, names)
     return value is not None and value.lower() in TRUTHY
 
 
@@ -82,11 +83,13 @@ async def chat_completions(request: Request) -> Response:
     end_user = request.headers.get("x-mnemogate-user") or body.get("user") or ""
     session_id = _header(request, SESSION_HEADERS)
     scope = Scope(owner_id=key.id, user_id=end_user[:256], session_id=session_id)
-    use_memory = settings.memory_enabled and not memory_disabled(request)
+    use_memory = settings.memory_enabled and not header_flag(request, NO_MEMORY_HEADERS)
+    # x-mnemogate-no-learn: recall but learn nothing (title generation, evaluation probes, ...)
+    learn_enabled = use_memory and not header_flag(request, NO_LEARN_HEADERS)
     now = time.time()
 
     # learning reads the caller's own messages, never the injected copy
-    user_turns = all_user_texts(body["messages"]) if use_memory else []
+    user_turns = all_user_texts(body["messages"]) if learn_enabled else []
     headers = {"x-mnemogate-memory-injected": "0", "x-mnemogate-memory-tier": "none"}
     plan: MemoryPlan | None = None
     if use_memory:

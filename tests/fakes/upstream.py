@@ -58,6 +58,7 @@ class FakeUpstream:
         self.headers: list[dict[str, str]] = []
         self.embedding_requests: list[dict[str, Any]] = []
         self.reply_text = "OK"
+        self.mirror = False
         self.responder: Responder | None = None
         self.fail_status: int | None = None
         self.delay_s = 0.0
@@ -121,6 +122,8 @@ class FakeUpstream:
             status, payload = self.responder(body)
             return JSONResponse(payload, status_code=status)
         model = body.get("model", "fake-model")
+        if self.mirror:  # answer with the messages received (benchmarks read the injection)
+            self.reply_text = json.dumps(body.get("messages", []), ensure_ascii=False)
         if body.get("stream"):
             return StreamingResponse(self._stream(model), media_type="text/event-stream")
         return JSONResponse(
@@ -200,6 +203,7 @@ class FakeUpstream:
         self.headers.clear()
         self.embedding_requests.clear()
         self.reply_text = "OK"
+        self.mirror = False
         self.responder = None
         self.fail_status = None
         self.delay_s = 0.0
@@ -222,12 +226,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="fake OpenAI-compatible upstream")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--reply", default="OK")
+    parser.add_argument("--mirror", action="store_true", help="reply with the received messages")
     args = parser.parse_args()
     fake = FakeUpstream()
     if args.port:
         fake.port = args.port
         fake.base_url = f"http://127.0.0.1:{args.port}/v1"
     fake.reply_text = args.reply
+    fake.mirror = args.mirror
     uvicorn.run(fake._app(), host="127.0.0.1", port=fake.port, log_level="warning",
                 access_log=False)
 
