@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from services import cli_vectors
 from shared.errors import MnemogateError
 from shared.settings import Settings, load_settings
 from shared.store import Store
@@ -40,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--older-than-days", type=float, required=True, metavar="N")
     summarize.add_argument("--owner", default=None, metavar="ID", help="only this owner")
     summarize.add_argument("--dry-run", action="store_true", help="show summaries, change nothing")
+    cli_vectors.add_parsers(sub)
     return p
 
 
@@ -208,6 +210,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_sweep(settings, args))
         if args.command == "summarize":
             return asyncio.run(_summarize(settings, args))
+        if args.command == "reindex":
+            return asyncio.run(cli_vectors.run_reindex(settings, args.force))
+        if args.command == "models":
+            return cli_vectors.run_build_static(settings, args.out, args.dim)
+        if args.command == "qdrant":
+            return asyncio.run(cli_vectors.run_qdrant_recreate(settings))
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

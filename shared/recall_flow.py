@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from shared.engine import Engine
 from shared.errors import MnemogateError
 from shared.injection import (
     ProviderCapabilities,
@@ -46,6 +47,7 @@ async def plan_memory(
     body: dict[str, Any],
     caps: ProviderCapabilities,
     now: float,
+    engine: Engine | None = None,
 ) -> MemoryPlan:
     """Recall memories for ``body``'s newest user message and inject them into a copy of ``body``.
 
@@ -58,14 +60,16 @@ async def plan_memory(
         return MemoryPlan(body=body, memory_ids=[], tier="none")
     try:
         result = await asyncio.wait_for(
-            recall(store.memories, scope, query, settings, now),
+            recall(store.memories, scope, query, settings, now, engine),
             settings.recall_timeout_ms / 1000,
         )
     except TimeoutError:
         return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_timeout")
     except MnemogateError as exc:
         log.warning("recall failed: %s", exc)
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded=exc.code or "recall_error")
+        return MemoryPlan(
+            body=body, memory_ids=[], tier="none", degraded=exc.code or "recall_error"
+        )
     if not result.memories:
         return MemoryPlan(body=body, memory_ids=[], tier=result.tier, degraded=result.degraded)
     recalled = [

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
+from shared.engine import Engine
+from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import build_match_query
 from shared.models import Memory, Scope
 from shared.ranking import (
@@ -17,6 +19,7 @@ from shared.ranking import (
     apply_relevance_floor,
     bm25_to_relevance,
     budget_walk,
+    fuse_candidates,
     memory_tokens,
     order_candidates,
 )
@@ -84,7 +87,12 @@ def select_within_budget(
     kept = apply_relevance_floor(candidates, relative_floor=relative_floor)
     order = order_candidates(
         [
-            (c.memory_id, c.score, memories[c.memory_id].relevance, memories[c.memory_id].updated_at)
+            (
+                c.memory_id,
+                c.score,
+                memories[c.memory_id].relevance,
+                memories[c.memory_id].updated_at,
+            )
             for c in kept
         ]
     )
@@ -92,29 +100,93 @@ def select_within_budget(
     return budget_walk(ranked, lambda m: memory_tokens(m.content), max_tokens)
 
 
+def _tier(vector_tier: str | None, keyword_used: bool) -> str:
+    if vector_tier == "qdrant":
+        return "qdrant"
+    if vector_tier is not None:
+        return "hybrid" if keyword_used else "vector"
+    return "fts5"
+
+
 async def recall(
-    store: MemoryStore, scope: Scope, query: str, settings: Settings, now: float
+    store: MemoryStore,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+    engine: Engine | None = None,
 ) -> RecallResult:
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
+    ``retrieval_strategy``: ``exact`` = keyword leg only; ``semantic`` = vector leg only (keyword
+    if the vector leg is unavailable); ``hybrid`` = weighted RRF of both legs, ``Σ w_i/(k+rank_i)``
+    (Cormack et al., SIGIR 2009) with ``rrf_k`` and per-leg weights from settings. Each leg is
+    floored first: keyword hits below ``recall_relative_floor`` × the best BM25, vector hits
+    below ``vector_min_similarity`` cosine. A vector-leg failure degrades to keyword with the
+    reason in ``degraded`` (Qdrant → sqlite-vec → FTS5, DESIGN §4).
+
     Raises:
-        StoreError: the store failed (the caller degrades to no memory).
+        StoreError: the keyword store failed (the caller degrades to no memory).
     """
     retention = retention_of(settings)
-    candidates, memories = await keyword_candidates(
-        store, scope, query, limit=settings.recall_top_k, now=now, retention=retention
+    strategy = settings.retrieval_strategy
+    want_vector = engine is not None and engine.enabled and strategy != "exact"
+    degraded: str | None = None
+    vector: list[Candidate] = []
+    vector_tier: str | None = None
+    if want_vector:
+        assert engine is not None
+        try:
+            result = await engine.vector_search(
+                query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
+            )
+            degraded = result.degraded
+            vector_tier = result.tier
+            vector = [
+                Candidate(memory_id=h.memory_id, score=h.score, rank=i + 1)
+                for i, h in enumerate(result.hits)
+                if h.score >= settings.vector_min_similarity
+            ]
+        except (EmbeddingError, VectorIndexError) as exc:
+            degraded = exc.code or "vector_unavailable"
+    use_keyword = strategy != "semantic" or vector_tier is None
+    keyword: list[Candidate] = []
+    memories: dict[int, Memory] = {}
+    if use_keyword:
+        keyword, memories = await keyword_candidates(
+            store, scope, query, limit=settings.recall_top_k, now=now, retention=retention
+        )
+        keyword = apply_relevance_floor(keyword, relative_floor=settings.recall_relative_floor)
+    if not vector:
+        if not keyword:
+            return RecallResult(memories=[], tier="none", degraded=degraded)
+        chosen = select_within_budget(
+            keyword, memories, max_tokens=settings.recall_max_tokens, relative_floor=0.0
+        )
+        scores = {c.memory_id: c.score for c in keyword}
+        return RecallResult(
+            memories=chosen,
+            tier="fts5",
+            degraded=degraded,
+            scores={m.id: scores[m.id] for m in chosen},
+        )
+    missing = [c.memory_id for c in vector if c.memory_id not in memories]
+    memories.update(await store.get_many(missing))
+    fused = fuse_candidates(
+        keyword,
+        [c for c in vector if c.memory_id in memories],
+        k=settings.rrf_k,
+        keyword_weight=settings.rrf_keyword_weight,
+        vector_weight=settings.rrf_vector_weight,
     )
-    if not candidates:
-        return RecallResult(memories=[], tier="none")
+    candidates = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     chosen = select_within_budget(
-        candidates,
-        memories,
-        max_tokens=settings.recall_max_tokens,
-        relative_floor=settings.recall_relative_floor,
+        candidates, memories, max_tokens=settings.recall_max_tokens, relative_floor=0.0
     )
-    scores = {c.memory_id: c.score for c in candidates}
+    scores = {f.memory_id: f.score for f in fused}
     return RecallResult(
         memories=chosen,
-        tier="fts5" if chosen else "none",
+        tier=_tier(vector_tier, bool(keyword)),
+        degraded=degraded,
         scores={m.id: scores[m.id] for m in chosen},
     )

@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import httpx
 import uvicorn
 
 from services.gateway.app import create_app
@@ -48,6 +49,11 @@ class GatewayHarness:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("gateway did not start")
             time.sleep(0.01)
+        while time.monotonic() < deadline:  # wait for the embedding model to load
+            checks = httpx.get(self.base_url + "/readyz", timeout=5).json()["checks"]
+            if checks.get("embedding") != "warming_up":
+                break
+            time.sleep(0.05)
         return self
 
     def stop(self) -> None:

@@ -20,7 +20,10 @@ from arq.cron import cron
 from arq.typing import StartupShutdown
 from arq.worker import Function, Worker, func
 
+from shared.engine import build_engine
 from shared.jobs.context import JobContext, build_detector
+from shared.jobs.reindex import start_reindex_if_rebuilt
+from shared.retrieval import retention_of
 from shared.jobs.handlers import HANDLERS, TransientJobError, backoff_s, dead_letter, execute
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
@@ -92,6 +95,9 @@ def _on_startup(settings: Settings) -> StartupShutdown:
         jc.queue = ArqQueue(ctx["redis"], store.outbox)
         jc.runtime = RuntimeSettings(settings, store.settings)
         await jc.refresh_settings()
+        jc.engine = build_engine(jc.settings, store, jc.http, retention_of(jc.settings))
+        await start_reindex_if_rebuilt(jc.engine, jc.queue)
+        await jc.engine.warm_up()
         ctx["jc"] = jc
 
     return startup

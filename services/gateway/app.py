@@ -19,12 +19,18 @@ from redis.asyncio import ConnectionPool
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from services.gateway.api import API_ROUTES
+from services.gateway.api.lifespan import management_lifespan
 from services.gateway.chat import chat_completions
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.health import healthz, readyz
+from services.gateway.mcp_server import McpGateway
 from services.gateway.models import list_models
 from services.gateway.state import GatewayState
+from shared.engine import build_engine
 from shared.jobs.context import JobContext, build_detector
+from shared.jobs.reindex import start_reindex_if_rebuilt
+from shared.retrieval import retention_of
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
 from shared.settings import Settings, load_providers
@@ -69,6 +75,7 @@ async def _relay_loop(queue: ArqQueue, interval_s: float) -> None:
 
 def create_app(settings: Settings) -> Starlette:
     """Build the gateway application for ``settings``."""
+    mcp = McpGateway()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -81,6 +88,7 @@ def create_app(settings: Settings) -> Starlette:
             detector=build_detector(settings.sensitive_custom_patterns),
             providers=load_providers(settings),
         )
+        jobs.engine = build_engine(settings, store, http, retention_of(settings))
         queue: JobQueue
         relay: asyncio.Task[None] | None = None
         if settings.embedded:
@@ -90,6 +98,9 @@ def create_app(settings: Settings) -> Starlette:
             relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
             queue = arq_queue
         jobs.queue = queue
+        if settings.embedded:
+            await start_reindex_if_rebuilt(jobs.engine, queue)
+        warm_up = asyncio.create_task(jobs.engine.warm_up())
         app.state.gateway = GatewayState(
             settings=settings,
             store=store,
@@ -99,8 +110,10 @@ def create_app(settings: Settings) -> Starlette:
             jobs=jobs,
         )
         try:
-            yield
+            async with management_lifespan(app.state.gateway, mcp):
+                yield
         finally:
+            warm_up.cancel()
             if relay is not None:
                 relay.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -114,5 +127,7 @@ def create_app(settings: Settings) -> Starlette:
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        *API_ROUTES,
+        Route("/mcp", endpoint=mcp),
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)

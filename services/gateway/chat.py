@@ -106,6 +106,7 @@ async def chat_completions(request: Request) -> Response:
             body,
             caps,
             now,
+            state.jobs.engine,
         )
         body = plan.body
         headers["x-mnemogate-memory-injected"] = str(len(plan.memory_ids))

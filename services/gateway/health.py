@@ -21,7 +21,8 @@ async def readyz(request: Request) -> Response:
     """200 when every configured dependency answers, else 503; body lists each check.
 
     Checks: ``db`` (a query on the memories table), ``redis`` (PING, or ``embedded``), the number
-    of jobs waiting in the outbox.
+    of jobs waiting in the outbox; reported without failing readiness: ``embedding`` (signature,
+    ``warming_up`` or ``none``), ``sqlite_vec`` and ``qdrant`` health, ``reindex_pending``.
     """
     state: GatewayState = request.app.state.gateway
     checks: dict[str, str] = {}
@@ -46,6 +47,16 @@ async def readyz(request: Request) -> Response:
         checks["outbox_pending"] = str(await state.store.outbox.count())
     except Exception as exc:
         checks["outbox_pending"] = f"error: {type(exc).__name__}"
+    engine = state.jobs.engine
+    if engine is not None:
+        # The vector tier degrades to keyword recall, so it is reported but never fails readiness.
+        try:
+            checks.update(
+                await asyncio.wait_for(engine.health(), READY_CHECK_TIMEOUT_S * 2)
+            )
+            checks["reindex_pending"] = str(await state.store.memories.count_pending_reindex())
+        except Exception as exc:
+            checks["vector"] = f"error: {type(exc).__name__}"
     return JSONResponse(
         {"status": "ready" if ok else "degraded", "checks": checks}, status_code=200 if ok else 503
     )

@@ -15,6 +15,7 @@ the last hidden states weighted by the attention mask, then L2 normalisation; se
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.resources
 import importlib.util
 import threading
@@ -128,8 +129,10 @@ def model_path() -> Path:
     return Path(str(importlib.resources.files(package).joinpath(resource)))
 
 
+@functools.lru_cache(maxsize=4)
 def load_session(threads: int = 0) -> Any:
-    """An ``onnxruntime.InferenceSession`` for the model on the CPU.
+    """An ``onnxruntime.InferenceSession`` for the model on the CPU, loaded once per process and
+    thread count (sessions are safe to ``run`` from several threads).
 
     Args:
         threads: intra-op threads; 0 lets onnxruntime use one per physical core.

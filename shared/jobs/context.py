@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import httpx
 
-from shared.errors import ConfigurationError
+from shared.errors import ConfigurationError, StoreError
+from shared.runtime_settings import RuntimeSettings
 from shared.sensitive import SensitiveDetector
 from shared.settings import ProviderConfig, Settings
 from shared.store import Store
 
 if TYPE_CHECKING:
+    from shared.engine import Engine
     from shared.jobs.queue import JobQueue
 
 
@@ -29,6 +32,28 @@ class JobContext:
     providers: dict[str, ProviderConfig]
     queue: JobQueue | None = None
     stats: dict[str, int] = field(default_factory=dict)
+    runtime: RuntimeSettings | None = None
+    engine: Engine | None = None
+
+    async def refresh_settings(self) -> None:
+        """Apply runtime settings changes (``PUT /api/settings``) before a job.
+
+        Rate-limited by ``settings_refresh_s`` (one version read per period, the row only when
+        it changed); a store failure keeps the current settings.
+        """
+        if self.runtime is None:
+            return
+        try:
+            settings = await self.runtime.refresh()
+        except StoreError:
+            logging.getLogger("mnemogate.jobs").exception("settings refresh failed")
+            return
+        if settings.sensitive_custom_patterns != self.settings.sensitive_custom_patterns:
+            try:
+                self.detector = build_detector(settings.sensitive_custom_patterns)
+            except ConfigurationError:
+                logging.getLogger("mnemogate.jobs").exception("invalid custom patterns ignored")
+        self.settings = settings
 
     def count(self, name: str, n: int = 1) -> None:
         """Add ``n`` to the in-process counter ``name`` (for metrics and tests)."""

@@ -25,18 +25,23 @@ from shared.errors import EmbeddingError, StoreError, VectorIndexError
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
+    EMBED,
     LEARN,
+    REINDEX,
     RECORD_ACCESS,
     SUMMARIZE,
     SWEEP,
     DecayRelevancePayload,
+    EmbedPayload,
     LearnPayload,
     RecordAccessPayload,
+    ReindexPayload,
     SummarizePayload,
     SweepPayload,
     decode_payload,
     job_id_for,
 )
+from shared.jobs.reindex import embed_memories, reindex
 from shared.learning import learn
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
@@ -61,7 +66,19 @@ def backoff_s(job_try: int) -> float:
 async def _learn(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     assert isinstance(payload, LearnPayload)
     result = await learn(jc, payload)
+    if result.memory_ids and jc.engine is not None and jc.engine.enabled and jc.queue is not None:
+        await jc.queue.enqueue(EMBED, EmbedPayload(memory_ids=sorted(set(result.memory_ids))))
     return msgspec.structs.asdict(result)
+
+
+async def _embed(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    assert isinstance(payload, EmbedPayload)
+    return await embed_memories(jc, payload)
+
+
+async def _reindex(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    assert isinstance(payload, ReindexPayload)
+    return await reindex(jc, payload)
 
 
 async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
@@ -123,6 +140,8 @@ Handler = Callable[[JobContext, msgspec.Struct], Awaitable[dict[str, Any]]]
 HANDLERS: dict[str, Handler] = {
     LEARN: _learn,
     RECORD_ACCESS: _record_access,
+    EMBED: _embed,
+    REINDEX: _reindex,
     SWEEP: _sweep,
     DECAY_RELEVANCE: _decay_relevance,
     SUMMARIZE: _summarize,

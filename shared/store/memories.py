@@ -311,3 +311,49 @@ class MemoryStore:
             async with self.conn.execute(sql, [owner_id] if owner_id else []) as cur:
                 row = await cur.fetchone()
         return int(row[0]) if row else 0
+
+    async def pending_reindex(self, *, after_id: int = 0, limit: int = 256) -> list[Memory]:
+        """Memories marked ``needs_reindex`` with rowid > ``after_id``, in rowid order."""
+        with store_errors("listing memories to embed"):
+            async with self.conn.execute(
+                f"SELECT {COLUMNS} FROM memories WHERE needs_reindex = 1 AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (after_id, limit),
+            ) as cur:
+                rows = await cur.fetchall()
+        return [row_to_memory(r) for r in rows]
+
+    async def count_pending_reindex(self) -> int:
+        """Number of memories waiting for an embedding."""
+        with store_errors("counting memories to embed"):
+            async with self.conn.execute(
+                "SELECT COUNT(*) FROM memories WHERE needs_reindex = 1"
+            ) as cur:
+                row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def mark_indexed(self, done: Sequence[tuple[int, float]]) -> None:
+        """Clear ``needs_reindex`` for ``(rowid, updated_at)`` pairs whose row did not change
+        since it was read (a concurrent content update keeps its flag)."""
+        if not done:
+            return
+        with store_errors("marking memories embedded"):
+            async with transaction(self.conn):
+                await self.conn.executemany(
+                    "UPDATE memories SET needs_reindex = 0 WHERE id = ? AND updated_at = ?",
+                    list(done),
+                )
+
+    async def mark_all_for_reindex(self, owner_id: str | None = None) -> int:
+        """Flag every memory (of one owner, or all) for re-embedding; returns how many."""
+        sql = "UPDATE memories SET needs_reindex = 1"
+        params: list[Any] = []
+        if owner_id is not None:
+            sql += " WHERE owner_id = ?"
+            params.append(owner_id)
+        with store_errors("marking memories for reindex"):
+            async with transaction(self.conn):
+                cur = await self.conn.execute(sql, params)
+                changed = cur.rowcount
+                await cur.close()
+        return int(changed)

@@ -101,7 +101,7 @@ def test_headers_report_injection(gateway, upstream):
     )
     assert resp.status_code == 200
     assert int(resp.headers["x-mnemogate-memory-injected"]) >= 1
-    assert resp.headers["x-mnemogate-memory-tier"] == "fts5"
+    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid"  # default strategy
     # memory activity never appears in the assistant content
     assert resp.json()["choices"][0]["message"]["content"] == "OK"
 

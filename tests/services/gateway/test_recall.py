@@ -114,13 +114,14 @@ def test_r5_keys_and_end_users_are_isolated(gateway, upstream):
     # two end users behind one key: body `user` field and the header mean the same
     ask(gateway, a_secret, [{"role": "user", "content": "My name is Umberto"}], user="u1")
     gateway.wait_for_memories(lambda ms: any("Umberto" in m.content for m in ms), owner_id=a_id)
-    ask(gateway, a_secret, [{"role": "user", "content": "What's my name, Umberto?"}], user="u2")
-    assert "Umberto" not in memory_text(upstream)
-    ask(gateway, a_secret, [{"role": "user", "content": "What's my name, Umberto?"}],
-        headers={"x-mnemogate-user": "u2"})
-    assert "Umberto" not in memory_text(upstream)
-    ask(gateway, a_secret, [{"role": "user", "content": "What's my name, Umberto?"}], user="u1")
-    assert "Umberto" in memory_text(upstream)
+    probe = [{"role": "user", "content": "What's my name, Umberto?"}]
+    no_learn = {"x-mnemogate-no-learn": "1"}
+    ask(gateway, a_secret, probe, user="u2", headers=no_learn)
+    assert "name is Umberto" not in memory_text(upstream)
+    ask(gateway, a_secret, probe, headers={"x-mnemogate-user": "u2", **no_learn})
+    assert "name is Umberto" not in memory_text(upstream)
+    ask(gateway, a_secret, probe, user="u1", headers=no_learn)
+    assert "name is Umberto" in memory_text(upstream)
 
 
 def test_r6_caller_system_prompt_arrives_unchanged(gateway, upstream, key):

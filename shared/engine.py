@@ -1,0 +1,242 @@
+"""The semantic engine: the embedding source and the vector tiers, built once per process.
+
+Used by recall on the request path (query embedding + KNN, with the fallback chain
+Qdrant → sqlite-vec → keyword, DESIGN §4) and by the embedding/reindex jobs (memory embedding and
+the writes to every vector tier: sqlite-vec always, Qdrant too when it is selected, so turning
+Qdrant off falls back to a complete sqlite-vec index).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+
+from shared.embedding.base import EmbeddingSource
+from shared.embedding.cache import EmbeddingCache
+from shared.embedding.select import select_source
+from shared.errors import ConfigurationError, EmbeddingError, VectorIndexError
+from shared.models import Memory, Scope
+from shared.settings import Settings
+from shared.store import Store
+from shared.store.memories import Retention
+from shared.store.vectors import SqliteVecIndex
+from shared.vectors.base import VectorHit, VectorIndex, VectorRecord
+
+log = logging.getLogger("mnemogate.engine")
+
+EMBED_BATCH = 64
+
+
+def default_model_dir(db_path: str) -> Path:
+    """Where local model artefacts (the static table) live: ``<db folder>/models``."""
+    return Path(db_path).resolve().parent / "models"
+
+
+def record_of(memory: Memory, vector: npt.NDArray[np.float32]) -> VectorRecord:
+    """The vector-tier record of ``memory`` with its embedding ``vector`` (shape ``(dim,)``)."""
+    return VectorRecord(
+        memory_id=memory.id,
+        owner_id=memory.owner_id,
+        user_id=memory.user_id,
+        session_id=memory.session_id,
+        type=memory.type,
+        created_at=memory.created_at,
+        expires_at=memory.expires_at,
+        vector=[float(x) for x in vector],
+    )
+
+
+@dataclass
+class VectorResult:
+    """Hits of the vector leg, the tier that answered, and why a preferred tier was skipped."""
+
+    hits: list[VectorHit]
+    tier: str
+    degraded: str | None = None
+
+
+@dataclass
+class Engine:
+    """Embedding source (or None: keyword only), sqlite-vec index, optional Qdrant index."""
+
+    embedder: EmbeddingSource | None
+    sqlite_vec: SqliteVecIndex
+    qdrant: VectorIndex | None = None
+    cache: EmbeddingCache | None = None
+    notes: list[str] = field(default_factory=list)
+    warm: bool = False
+
+    async def warm_up(self) -> None:
+        """Load the embedding model (local models load lazily) with one probe embedding, so the
+        first request does not pay for it; until then the vector leg reports
+        ``embedding_warming_up`` and recall uses the keyword leg. A failure is logged."""
+        if self.embedder is None:
+            return
+        try:
+            await self.embedder.embed(["warm up"])
+        except EmbeddingError as exc:
+            log.warning("embedding warm-up failed: %s", exc.message)
+        self.warm = True
+
+    @property
+    def enabled(self) -> bool:
+        """True when semantic recall is possible at all (an embedding source exists)."""
+        return self.embedder is not None
+
+    async def prepare(self) -> bool:
+        """Make sure the vector table matches the embedding signature (local sources know their
+        dimension up front). Returns True when the table was rebuilt: the caller should start a
+        reindex. Remote sources with an unknown dimension are prepared at the first embedding.
+        """
+        if self.embedder is None or self.embedder.dim <= 0:
+            return False
+        return await self.sqlite_vec.ensure(self.embedder.dim, self.embedder.signature)
+
+    async def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """Embedding of a query (cached by the source wrapper), shape ``(dim,)``.
+
+        Raises:
+            EmbeddingError: the source failed or there is none.
+        """
+        if self.embedder is None:
+            raise EmbeddingError("no embedding source configured", code="embedding_disabled")
+        return self.embedder_vectors(await self.embedder.embed([text]))[0]
+
+    @staticmethod
+    def embedder_vectors(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Identity with a shape check: ``(n, dim)`` float32."""
+        if mat.ndim != 2:
+            raise EmbeddingError("embedding source returned a bad shape", code="embedding_bad_response")
+        return mat
+
+    async def vector_search(
+        self, text: str, scope: Scope, k: int, now: float, *, use_qdrant: bool
+    ) -> VectorResult:
+        """KNN for ``text`` in Qdrant (if selected) else sqlite-vec, falling back on failure.
+
+        Raises:
+            EmbeddingError: the query could not be embedded.
+            VectorIndexError: no vector tier could answer (``.code`` says why).
+        """
+        assert self.embedder is not None
+        if not self.warm:
+            raise EmbeddingError("embedding model is loading", code="embedding_warming_up")
+        if not await self.sqlite_vec.usable_for(self.embedder.signature) and not (
+            use_qdrant and self.qdrant is not None
+        ):
+            raise VectorIndexError("vectors are being rebuilt", code="reindex_pending")
+        vector = await self.embed_query(text)
+        degraded = None
+        if use_qdrant and self.qdrant is not None:
+            try:
+                return VectorResult(await self.qdrant.search(vector, scope, k, now), "qdrant")
+            except VectorIndexError as exc:
+                degraded = exc.code or "qdrant_unavailable"
+                log.warning("qdrant search failed, falling back to sqlite-vec: %s", exc)
+            if not await self.sqlite_vec.usable_for(self.embedder.signature):
+                raise VectorIndexError("qdrant failed and sqlite-vec is not ready", code=degraded)
+        hits = await self.sqlite_vec.search(vector, scope, k, now)
+        return VectorResult(hits, "vector", degraded)
+
+    async def index(self, memories: Sequence[Memory], *, use_qdrant: bool) -> bool:
+        """Embed ``memories`` and write them to sqlite-vec (and Qdrant when selected).
+
+        Returns True when the sqlite-vec table had to be rebuilt (new signature): every memory
+        is then marked for reindex and the caller should run a reindex.
+
+        Raises:
+            EmbeddingError, VectorIndexError: transient failures (the job retries).
+        """
+        if self.embedder is None or not memories:
+            return False
+        rebuilt = False
+        for start in range(0, len(memories), EMBED_BATCH):
+            batch = memories[start : start + EMBED_BATCH]
+            mat = self.embedder_vectors(await self.embedder.embed([m.content for m in batch]))
+            dim = int(mat.shape[1])
+            rebuilt = await self.sqlite_vec.ensure(dim, self.embedder.signature) or rebuilt
+            records = [record_of(m, mat[i]) for i, m in enumerate(batch)]
+            await self.sqlite_vec.upsert(records)
+            if use_qdrant and self.qdrant is not None:
+                await self.qdrant.ensure(dim, self.sqlite_vec.full_signature(self.embedder.signature))
+                await self.qdrant.upsert(records)
+        return rebuilt
+
+    async def delete(self, memory_ids: Sequence[int]) -> None:
+        """Remove vectors from Qdrant (sqlite-vec rows go with the memory row via a trigger)."""
+        if self.qdrant is not None and memory_ids:
+            await self.qdrant.delete(memory_ids)
+
+    async def health(self) -> dict[str, str]:
+        """Status of each part: embedding source, sqlite-vec, Qdrant."""
+        embedding = "none"
+        if self.embedder is not None:
+            embedding = self.embedder.signature if self.warm else "warming_up"
+        out = {
+            "embedding": embedding,
+            "sqlite_vec": await self.sqlite_vec.health(),
+        }
+        if self.qdrant is not None:
+            out["qdrant"] = await self.qdrant.health()
+        return out
+
+
+def build_engine(
+    settings: Settings,
+    store: Store,
+    http: httpx.AsyncClient,
+    retention: Retention | None,
+    *,
+    qdrant_factory: Callable[[Settings], VectorIndex] | None = None,
+) -> Engine:
+    """Build the engine from settings. A misconfigured embedding source is logged and disables
+    the vector leg (keyword recall keeps working) rather than failing start-up.
+    """
+    cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
+    notes: list[str] = []
+    embedder: EmbeddingSource | None
+    try:
+        embedder = select_source(
+            settings.embedding_source,
+            client=http,
+            base_url=settings.embedding_base_url,
+            api_key=settings.embedding_api_key,
+            model=settings.embedding_model,
+            dim=settings.embedding_dim or None,
+            timeout_s=settings.embedding_timeout_s,
+            cache_dir=default_model_dir(settings.db_path),
+            static_path=settings.static_model_path or None,
+            cache=cache,
+        )
+    except ConfigurationError as exc:
+        log.error("embedding source unavailable, keyword recall only: %s", exc.message)
+        notes.append(exc.message)
+        embedder = None
+    sqlite_vec = SqliteVecIndex(
+        store.writer,
+        store.reader,
+        store.memories,
+        quantization=settings.vector_quantization,
+        retention=retention,
+    )
+    qdrant: VectorIndex | None = None
+    if settings.vector_tier == "qdrant" and embedder is not None:
+        if qdrant_factory is None:
+            from shared.vectors.qdrant import make_qdrant_index
+
+            qdrant = make_qdrant_index(
+                settings.qdrant_url,
+                settings.qdrant_api_key,
+                settings.qdrant_collection,
+                settings.vector_quantization,
+                settings.qdrant_timeout_s,
+            )
+        else:
+            qdrant = qdrant_factory(settings)
+    return Engine(embedder=embedder, sqlite_vec=sqlite_vec, qdrant=qdrant, cache=cache, notes=notes)
