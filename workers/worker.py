@@ -96,8 +96,8 @@ def _on_startup(settings: Settings) -> StartupShutdown:
         jc.runtime = RuntimeSettings(settings, store.settings)
         await jc.refresh_settings()
         jc.engine = build_engine(jc.settings, store, jc.http, retention_of(jc.settings))
-        await start_reindex_if_rebuilt(jc.engine, jc.queue)
         await jc.engine.warm_up()
+        await start_reindex_if_rebuilt(jc.engine, jc.queue)
         ctx["jc"] = jc
 
     return startup

@@ -73,6 +73,19 @@ async def _relay_loop(queue: ArqQueue, interval_s: float) -> None:
             log.exception("outbox relay failed")
 
 
+async def _warm_up(jobs: JobContext, queue: JobQueue, embedded: bool) -> None:
+    """Load the embedding model; in embedded mode also check the vector table against the
+    embedding signature and start a reindex when it had to be rebuilt (workers do this in
+    worker mode)."""
+    assert jobs.engine is not None
+    await jobs.engine.warm_up()
+    if embedded:
+        try:
+            await start_reindex_if_rebuilt(jobs.engine, queue)
+        except Exception:
+            log.exception("vector table check failed; keyword recall only")
+
+
 def create_app(settings: Settings) -> Starlette:
     """Build the gateway application for ``settings``."""
     mcp = McpGateway()
@@ -98,9 +111,7 @@ def create_app(settings: Settings) -> Starlette:
             relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
             queue = arq_queue
         jobs.queue = queue
-        if settings.embedded:
-            await start_reindex_if_rebuilt(jobs.engine, queue)
-        warm_up = asyncio.create_task(jobs.engine.warm_up())
+        warm_up = asyncio.create_task(_warm_up(jobs, queue, settings.embedded))
         app.state.gateway = GatewayState(
             settings=settings,
             store=store,

@@ -8,6 +8,7 @@ import httpx
 
 from shared.jobs.context import JobContext
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue
+from shared.runtime_settings import RuntimeSettings
 from shared.settings import ProviderConfig, Settings
 from shared.store import Store
 
@@ -22,6 +23,7 @@ class GatewayState:
     providers: dict[str, ProviderConfig]
     queue: JobQueue
     jobs: JobContext
+    runtime: RuntimeSettings | None = None
 
     @property
     def arq_queue(self) -> ArqQueue | None:

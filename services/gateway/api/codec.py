@@ -1,0 +1,58 @@
+"""Decoding of management request bodies and query strings, and JSON encoding of results.
+
+Malformed JSON, wrong types, unknown fields and out-of-range values become
+:class:`shared.errors.InvalidRequest` (HTTP 400 in the one error shape).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from services.gateway.api.access import state_of
+from services.gateway.body import read_body
+from shared.errors import InvalidRequest
+
+T = TypeVar("T")
+_encoder = msgspec.json.Encoder()
+
+
+async def decode_body(request: Request, type_: type[T]) -> T:
+    """The JSON body of ``request`` (at most ``max_body_bytes``) decoded as ``type_``.
+
+    An empty body decodes as ``{}``.
+
+    Raises:
+        InvalidRequest: not JSON, or not valid for ``type_``. PayloadTooLarge: body too big.
+    """
+    raw = await read_body(request, state_of(request).settings.max_body_bytes)
+    if not raw.strip():
+        raw = b"{}"
+    try:
+        return msgspec.json.decode(raw, type=type_)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"invalid request body: {exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise InvalidRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from exc
+
+
+def decode_query(request: Request, type_: type[T]) -> T:
+    """The query string of ``request`` converted to ``type_`` (strings → ints/bools; repeated
+    parameters keep the last value).
+
+    Raises:
+        InvalidRequest: an unknown parameter or a value of the wrong type.
+    """
+    params: dict[str, Any] = dict(request.query_params)
+    try:
+        return msgspec.convert(params, type_, strict=False)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"invalid query parameter: {exc}") from exc
+
+
+def json_response(value: Any, status: int = 200) -> Response:
+    """``value`` (msgspec structs, dicts, lists) as an ``application/json`` response."""
+    return Response(_encoder.encode(value), status_code=status, media_type="application/json")

@@ -1,0 +1,150 @@
+"""``/api/memory`` handlers: list, create, get, update, delete, bulk delete, export, import,
+search preview and stats. Each decodes, calls one :mod:`shared.management` function, encodes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from services.gateway.api.access import principal_of, state_of
+from services.gateway.api.codec import decode_body, decode_query, json_response
+from shared import management
+from shared.errors import InvalidRequest, PayloadTooLarge
+from shared.management import (
+    BulkDelete,
+    ListQuery,
+    MemoryCreate,
+    MemoryUpdate,
+    SearchPreview,
+)
+
+IMPORT_MAX_LINE_BYTES = 1 << 20
+
+
+class StatsQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``GET /api/memory/stats`` query: ``owner_id`` (admin: any; client: itself), ``days``."""
+
+    owner_id: str | None = None
+    days: int = 30
+
+
+async def list_memories(request: Request) -> Response:
+    """``GET /api/memory`` → ``{"items": [memory], "total", "limit", "offset"}``."""
+    principal = await principal_of(request)
+    query = decode_query(request, ListQuery)
+    page = await management.list_memories(state_of(request).store, principal, query)
+    return json_response(page)
+
+
+async def create_memory(request: Request) -> Response:
+    """``POST /api/memory`` → 201 with the memory (200 when it updated the same key)."""
+    principal = await principal_of(request)
+    body = await decode_body(request, MemoryCreate)
+    state = state_of(request)
+    memory, created = await management.create_memory(
+        state.store, state.queue, principal, body, time.time()
+    )
+    return json_response(memory, 201 if created else 200)
+
+
+async def get_memory(request: Request) -> Response:
+    """``GET /api/memory/{id}`` → the memory, or 404."""
+    principal = await principal_of(request)
+    memory = await management.get_memory(
+        state_of(request).store, principal, request.path_params["id"]
+    )
+    return json_response(memory)
+
+
+async def update_memory(request: Request) -> Response:
+    """``PATCH /api/memory/{id}`` → the updated memory."""
+    principal = await principal_of(request)
+    body = await decode_body(request, MemoryUpdate)
+    state = state_of(request)
+    memory = await management.update_memory(
+        state.store, state.queue, principal, request.path_params["id"], body, time.time()
+    )
+    return json_response(memory)
+
+
+async def delete_memory(request: Request) -> Response:
+    """``DELETE /api/memory/{id}`` → ``{"deleted": memory}``."""
+    principal = await principal_of(request)
+    memory = await management.delete_memory(
+        state_of(request).store, principal, request.path_params["id"]
+    )
+    return json_response({"deleted": memory})
+
+
+async def bulk_delete(request: Request) -> Response:
+    """``POST /api/memory/bulk-delete`` → ``{"matched", "deleted", "dry_run"}``."""
+    principal = await principal_of(request)
+    body = await decode_body(request, BulkDelete)
+    result = await management.bulk_delete(state_of(request).store, principal, body)
+    return json_response(result)
+
+
+async def export_memories(request: Request) -> Response:
+    """``GET /api/memory/export`` → streamed ``application/x-ndjson`` (one memory per line)."""
+    principal = await principal_of(request)
+    query = decode_query(request, ListQuery)
+    flt = management.export_filter(principal, query)
+    return StreamingResponse(
+        management.export_lines(state_of(request).store, flt),
+        media_type="application/x-ndjson",
+        headers={"content-disposition": 'attachment; filename="memories.jsonl"'},
+    )
+
+
+async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
+    """Lines of the streamed body (no ``\\n``), refusing a total above ``limit`` bytes."""
+    buffer = b""
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"import body exceeds {limit} bytes")
+        buffer += chunk
+        *complete, buffer = buffer.split(b"\n")
+        if len(buffer) > IMPORT_MAX_LINE_BYTES:
+            raise InvalidRequest(f"an import line exceeds {IMPORT_MAX_LINE_BYTES} bytes")
+        for line in complete:
+            yield line
+    if buffer:
+        yield buffer
+
+
+async def import_memories(request: Request) -> Response:
+    """``POST /api/memory/import`` (JSON Lines body) → ``{"written", "skipped", "lines"}``.
+
+    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole)."""
+    principal = await principal_of(request)
+    state = state_of(request)
+    lines = _lines(request, state.settings.max_body_bytes * 256)
+    result = await management.import_lines(state.store, state.queue, principal, lines)
+    return json_response(result)
+
+
+async def search_preview(request: Request) -> Response:
+    """``POST /api/memory/search-preview`` → ranked memories with score, tier and tokens."""
+    principal = await principal_of(request)
+    body = await decode_body(request, SearchPreview)
+    state = state_of(request)
+    result = await management.search_preview(
+        state.store, state.settings, principal, body, time.time()
+    )
+    return json_response(result)
+
+
+async def memory_stats(request: Request) -> Response:
+    """``GET /api/memory/stats`` → counts by type/category, tokens stored, event totals."""
+    principal = await principal_of(request)
+    query = decode_query(request, StatsQuery)
+    result = await management.memory_stats(
+        state_of(request).store, principal, query.owner_id, query.days, time.time()
+    )
+    return json_response(result)

@@ -1,0 +1,46 @@
+"""``GET /api/settings`` and ``PUT /api/settings``: runtime settings (admin token only).
+
+``PUT`` takes a partial JSON object ``{field: value}`` (``null`` = back to the environment value;
+a secret sent back masked is unchanged), validated against :class:`shared.settings.Settings`.
+Both return the view of :meth:`shared.runtime_settings.RuntimeSettings.view`. Other processes
+apply a change within ``settings_refresh_s`` seconds (see :mod:`shared.runtime_settings`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from services.gateway.api.access import require_admin, state_of
+from services.gateway.api.codec import decode_body, json_response
+from shared.errors import StoreError
+from shared.runtime_settings import RuntimeSettings
+
+
+def runtime_of(request: Request) -> RuntimeSettings:
+    """The process's runtime settings holder (built by the lifespan)."""
+    runtime = state_of(request).runtime
+    if runtime is None:
+        raise StoreError("runtime settings are not loaded")
+    return runtime
+
+
+async def get_settings(request: Request) -> Response:
+    """``GET /api/settings`` → ``{"version", "updated_at", "settings", "overrides",
+    "immutable", "secret", "refresh_s"}`` (secrets masked)."""
+    await require_admin(request)
+    runtime = runtime_of(request)
+    await runtime.refresh(force=True)
+    return json_response(runtime.view())
+
+
+async def put_settings(request: Request) -> Response:
+    """``PUT /api/settings`` with ``{field: value | null}`` → the new view (400 on an unknown,
+    immutable, mistyped or out-of-range field)."""
+    await require_admin(request)
+    patch = await decode_body(request, dict[str, Any])
+    runtime = runtime_of(request)
+    await runtime.update(patch)
+    return json_response(runtime.view())

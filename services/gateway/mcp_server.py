@@ -1,0 +1,242 @@
+"""MCP server at ``/mcp`` (Streamable HTTP, the official ``mcp`` package, stateless JSON mode).
+
+Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``.
+Tenant isolation is enforced by authentication, never by arguments (DESIGN §2, §7): every HTTP
+request to ``/mcp`` must carry ``Authorization: Bearer <client key>``; :class:`McpGateway`
+authenticates it before the MCP transport sees the request and stores the caller in the ASGI
+scope, and each tool reads its owner from the request that carried the call. No tool takes an
+owner argument; ids of other owners' memories are "not found".
+
+Stateless mode (a fresh transport per request, no session affinity) keeps gateways stateless, so
+any gateway behind a load balancer can serve any MCP request.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Literal
+
+import msgspec
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from services.gateway.auth import authenticate_client
+from services.gateway.errors import error_response
+from services.gateway.state import GatewayState
+from shared import management
+from shared.errors import MnemogateError
+from shared.management import (
+    BulkDelete,
+    ListQuery,
+    MemoryCreate,
+    Principal,
+    SearchPreview,
+)
+
+PRINCIPAL_SCOPE_KEY = "mnemogate.principal"
+MemoryTypeArg = Literal["factual", "episodic", "procedural", "semantic"]
+MemoryCategoryArg = Literal[
+    "preference", "decision", "pattern", "fact", "correction", "context", "turn", "summary"
+]
+INSTRUCTIONS = (
+    "Long-term memory of this API key. memory_search recalls memories relevant to a query; "
+    "memory_add stores one; memory_list pages through them; memory_delete removes one by id; "
+    "memory_clear removes every memory matching filters (dry_run to count first)."
+)
+
+
+def _caller(ctx: Context[Any, Any]) -> tuple[GatewayState, Principal]:
+    """The gateway state and the authenticated principal of the HTTP request carrying a call."""
+    request = ctx.request_context.request
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict) or PRINCIPAL_SCOPE_KEY not in scope:
+        raise ToolError("unauthenticated: send 'Authorization: Bearer <key>'")
+    principal: Principal = scope[PRINCIPAL_SCOPE_KEY]
+    state: GatewayState = scope["app"].state.gateway
+    return state, principal
+
+
+def _plain(value: Any) -> Any:
+    return msgspec.to_builtins(value)
+
+
+def _tool_error(exc: MnemogateError) -> ToolError:
+    return ToolError(f"{exc.code or exc.type}: {exc.message}")
+
+
+async def memory_search(
+    ctx: Context[Any, Any],
+    query: str,
+    limit: int = 10,
+    user_id: str = "",
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """Recall the memories most relevant to `query` (what the gateway would inject), best first.
+
+    Returns {"items": [{"id", "content", "type", "category", "score", "created_at", ...}],
+    "tier"}. `limit` 1..100.
+    """
+    state, principal = _caller(ctx)
+    try:
+        result = await management.search_preview(
+            state.store,
+            state.settings,
+            principal,
+            SearchPreview(query=query, user_id=user_id, session_id=session_id),
+            time.time(),
+        )
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    items = [
+        {**_plain(item.memory), "score": item.score, "tokens": item.tokens}
+        for item in result.items[: max(1, min(limit, 100))]
+    ]
+    return {"items": items, "tier": result.tier, "degraded": result.degraded}
+
+
+async def memory_add(
+    ctx: Context[Any, Any],
+    content: str,
+    type: MemoryTypeArg = "semantic",
+    category: MemoryCategoryArg = "fact",
+    key: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    user_id: str = "",
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """Store a memory for this API key (a `key` equal to an existing one updates that memory).
+
+    Returns the stored memory with "created" (false when it updated an existing key).
+    """
+    state, principal = _caller(ctx)
+    body = MemoryCreate(
+        content=content,
+        type=type,
+        category=category,
+        key=key,
+        metadata=metadata or {},
+        user_id=user_id,
+        session_id=session_id,
+    )
+    try:
+        memory, created = await management.create_memory(
+            state.store, state.queue, principal, body, time.time()
+        )
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    return {**_plain(memory), "created": created}
+
+
+async def memory_list(
+    ctx: Context[Any, Any],
+    query: str | None = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    type: MemoryTypeArg | None = None,
+    category: MemoryCategoryArg | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """List this key's memories (and global ones), newest first, or by relevance to `query`.
+
+    Returns {"items": [memory], "total", "limit", "offset"}; `limit` 1..1000.
+    """
+    state, principal = _caller(ctx)
+    list_query = ListQuery(
+        user_id=user_id,
+        session_id=session_id,
+        type=type,
+        category=category,
+        q=query,
+        limit=limit,
+        offset=offset,
+    )
+    try:
+        page = await management.list_memories(state.store, principal, list_query)
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    result: dict[str, Any] = _plain(page)
+    return result
+
+
+async def memory_delete(ctx: Context[Any, Any], id: str) -> dict[str, Any]:
+    """Delete one of this key's memories by its id ("mem_..."). Returns {"deleted": memory}."""
+    state, principal = _caller(ctx)
+    try:
+        memory = await management.delete_memory(state.store, principal, id)
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    return {"deleted": _plain(memory)}
+
+
+async def memory_clear(
+    ctx: Context[Any, Any],
+    query: str | None = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    type: MemoryTypeArg | None = None,
+    category: MemoryCategoryArg | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Delete every memory of this key matching the filters (none = all of this key's memories).
+
+    Returns {"matched", "deleted", "dry_run"}.
+    """
+    state, principal = _caller(ctx)
+    body = BulkDelete(
+        user_id=user_id,
+        session_id=session_id,
+        type=type,
+        category=category,
+        q=query,
+        dry_run=dry_run,
+    )
+    try:
+        return await management.bulk_delete(state.store, principal, body)
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+
+
+TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear)
+
+
+class McpGateway:
+    """The MCP server as an ASGI endpoint that authenticates every request first.
+
+    Mount it with ``Route("/mcp", endpoint=McpGateway())`` and run :meth:`run` in the lifespan.
+    """
+
+    def __init__(self) -> None:
+        self.server: MCPServer[Any] = MCPServer(
+            "mnemogate", instructions=INSTRUCTIONS, log_level="WARNING"
+        )
+        for tool in TOOLS:
+            self.server.add_tool(tool, name=tool.__name__)
+        # Builds the session manager; the Starlette app it returns is not used (we route /mcp).
+        self.server.streamable_http_app(
+            stateless_http=True,
+            json_response=True,
+            # Every request needs a bearer key, which a DNS-rebinding page cannot send.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+
+    def run(self) -> AbstractAsyncContextManager[None]:
+        """The session manager's run context (enter once, in the application lifespan)."""
+        return self.server.session_manager.run()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI entry: 401 in the documented error shape unless a valid client key is sent."""
+        request = Request(scope)
+        state: GatewayState = request.app.state.gateway
+        try:
+            key = await authenticate_client(request, state.store)
+        except MnemogateError as exc:
+            response = error_response(exc.status, exc.message, exc.type, exc.code)
+            await response(scope, receive, send)
+            return
+        scope[PRINCIPAL_SCOPE_KEY] = Principal(admin=False, key_id=key.id)
+        await self.server.session_manager.handle_request(scope, receive, send)

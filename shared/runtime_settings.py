@@ -1,0 +1,241 @@
+"""Runtime-editable settings: validated overrides stored in SQLite, picked up by every process.
+
+The effective settings of a process are its environment :class:`~shared.settings.Settings`
+(``base``) with the overrides of the ``settings`` row applied on top. ``PUT /api/settings``
+validates a patch against the schema (:func:`validate_patch`) and writes the overrides with an
+incremented version; :class:`RuntimeSettings` in every gateway and worker compares that version
+with the one it applied, at most once every ``settings_refresh_s`` seconds, and re-reads the row
+only when it changed.
+
+Propagation bound: a change written at time T is in effect in every gateway by
+``T + settings_refresh_s`` (+ one SQLite read), and in every job a worker starts after
+``T + settings_refresh_s`` (workers refresh before each job, rate-limited the same way). The bound
+uses the ``settings_refresh_s`` in effect before the change.
+
+Fields that only take effect at start-up or that identify the deployment (:data:`IMMUTABLE_FIELDS`)
+cannot be overridden; secrets (:data:`SECRET_FIELDS`) are masked on read (:func:`masked_view`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from shared.errors import ConfigurationError, StoreError
+from shared.settings import Settings, settings_fields
+from shared.store.settings_row import SettingsRow, SettingsStore
+
+log = logging.getLogger("mnemogate.settings")
+
+IMMUTABLE_FIELDS: frozenset[str] = frozenset(
+    {"db_path", "redis_url", "host", "port", "admin_token"}
+)
+SECRET_FIELDS: frozenset[str] = frozenset(
+    {"admin_token", "upstream_api_key", "embedding_api_key", "qdrant_api_key"}
+)
+MASK = "********"
+CAS_RETRIES = 5
+
+# Inclusive (low, high) bounds of numeric fields; any other numeric field must be finite and >= 0.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "max_body_bytes": (1, 1 << 30),
+    "upstream_timeout_s": (0.001, 3600),
+    "upstream_connect_timeout_s": (0.001, 600),
+    "recall_max_tokens": (0, 8000),
+    "recall_top_k": (1, 1000),
+    "recall_timeout_ms": (0, 60_000),
+    "recall_relative_floor": (0, 1),
+    "rrf_k": (0.001, 10_000),
+    "rrf_keyword_weight": (0, 100),
+    "rrf_vector_weight": (0, 100),
+    "llm_extractor_min_turns": (1, 1000),
+    "llm_extractor_timeout_s": (0.001, 3600),
+    "embedding_dim": (0, 16_384),
+    "embedding_timeout_s": (0.001, 600),
+    "embedding_cache_size": (0, 10_000_000),
+    "qdrant_timeout_s": (0.001, 600),
+    "episodic_ttl_days": (0, 36_500),
+    "factual_ttl_days": (0, 36_500),
+    "procedural_ttl_days": (0, 36_500),
+    "semantic_ttl_days": (0, 36_500),
+    "sweep_batch_size": (1, 1_000_000),
+    "job_max_tries": (1, 100),
+    "outbox_relay_interval_s": (0.01, 86_400),
+    "settings_refresh_s": (0, 3600),
+}
+
+
+def _check_bounds(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    if not math.isfinite(value):
+        raise ConfigurationError(f"setting '{name}' must be a finite number")
+    low, high = BOUNDS.get(name, (0, math.inf))
+    if not low <= value <= high:
+        upper = "" if math.isinf(high) else f"..{high:g}"
+        raise ConfigurationError(f"setting '{name}' must be within {low:g}{upper}, got {value!r}")
+
+
+def apply_overrides(base: Settings, overrides: Mapping[str, Any]) -> Settings:
+    """``base`` with ``overrides`` applied, type-checked and range-checked.
+
+    Raises:
+        ConfigurationError: a value has the wrong type or is out of range.
+    """
+    for name, value in overrides.items():
+        _check_bounds(name, value)
+    merged = {**msgspec.structs.asdict(base), **overrides}
+    try:
+        return msgspec.convert(merged, Settings)
+    except msgspec.ValidationError as exc:
+        raise ConfigurationError(f"invalid setting: {exc}") from exc
+
+
+def validate_patch(
+    base: Settings, current: Mapping[str, Any], patch: Mapping[str, Any]
+) -> tuple[dict[str, Any], Settings]:
+    """New overrides (and the settings they produce) from ``current`` overrides and a ``patch``.
+
+    ``patch`` maps field names to values; ``null`` removes an override (back to the environment
+    value); a secret field sent back as :data:`MASK` is left unchanged.
+
+    Raises:
+        ConfigurationError (HTTP 400): an unknown field, a field in :data:`IMMUTABLE_FIELDS`, a
+            value of the wrong type or out of range.
+    """
+    known = set(settings_fields())
+    overrides = dict(current)
+    for name, value in patch.items():
+        if name not in known:
+            raise ConfigurationError(f"unknown setting '{name}'", code="unknown_setting")
+        if name in IMMUTABLE_FIELDS:
+            raise ConfigurationError(
+                f"setting '{name}' cannot be changed at run time: set "
+                f"MNEMOGATE_{name.upper()} and restart",
+                code="immutable_setting",
+            )
+        if name in SECRET_FIELDS and value == MASK:
+            continue
+        if value is None:
+            overrides.pop(name, None)
+        else:
+            overrides[name] = value
+    return overrides, apply_overrides(base, overrides)
+
+
+def masked_view(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every non-empty secret replaced by :data:`MASK`."""
+    return {
+        k: (MASK if k in SECRET_FIELDS and v not in ("", None) else v) for k, v in values.items()
+    }
+
+
+class RuntimeSettings:
+    """The effective settings of one process, refreshed from the ``settings`` row.
+
+    ``current`` is always a valid :class:`Settings`; :meth:`refresh` checks the stored version at
+    most every ``settings_refresh_s`` seconds (monotonic clock) and applies a changed row. A row
+    that no longer validates (e.g. written by a newer release) keeps the previous settings and is
+    logged. ``on_change`` callbacks run after a new version is applied; ``validators`` (raising
+    :class:`ConfigurationError`) check an update's settings before it is stored.
+    """
+
+    def __init__(
+        self,
+        base: Settings,
+        store: SettingsStore,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.base = base
+        self.store = store
+        self.clock = clock
+        self.current = base
+        self.version = 0
+        self.overrides: dict[str, Any] = {}
+        self.updated_at: float | None = None
+        self.on_change: list[Callable[[Settings], None]] = []
+        self.validators: list[Callable[[Settings], object]] = []
+        self._checked_at = -math.inf
+        self._lock = asyncio.Lock()
+
+    def _apply(self, row: SettingsRow) -> None:
+        usable = {
+            k: v
+            for k, v in row.data.items()
+            if k in Settings.__struct_fields__ and k not in IMMUTABLE_FIELDS
+        }
+        try:
+            settings = apply_overrides(self.base, usable)
+        except ConfigurationError as exc:
+            log.error("settings version %d ignored: %s", row.version, exc.message)
+            self.version = row.version
+            return
+        self.current, self.version = settings, row.version
+        self.overrides, self.updated_at = usable, row.updated_at
+        for callback in self.on_change:
+            callback(settings)
+
+    async def refresh(self, *, force: bool = False) -> Settings:
+        """The effective settings, re-read if the stored version changed.
+
+        Without ``force`` the version is checked at most every ``settings_refresh_s`` seconds.
+
+        Raises:
+            StoreError: the database failed (the caller may keep using :attr:`current`).
+        """
+        if not force and self.clock() - self._checked_at < self.current.settings_refresh_s:
+            return self.current
+        async with self._lock:
+            # Re-check under the lock: a concurrent caller may have just refreshed. The check time
+            # is taken before the read and recorded after it, so a caller never returns early
+            # while a refresh that would change the settings is still in flight.
+            now = self.clock()
+            if not force and now - self._checked_at < self.current.settings_refresh_s:
+                return self.current
+            if await self.store.version() != self.version:
+                self._apply(await self.store.read())
+            self._checked_at = now
+        return self.current
+
+    async def update(self, patch: Mapping[str, Any]) -> Settings:
+        """Validate ``patch`` (see :func:`validate_patch`), store it, apply it here at once.
+
+        Other processes see it within ``settings_refresh_s``.
+
+        Raises:
+            ConfigurationError: the patch is invalid (HTTP 400).
+            StoreError: the database failed, or kept changing under :data:`CAS_RETRIES` tries.
+        """
+        for _ in range(CAS_RETRIES):
+            row = await self.store.read()
+            current = {k: v for k, v in row.data.items() if k in Settings.__struct_fields__}
+            overrides, settings = validate_patch(self.base, current, patch)
+            for validate in self.validators:
+                validate(settings)
+            written = await self.store.write(overrides, expected_version=row.version)
+            if written is not None:
+                async with self._lock:
+                    self._checked_at = self.clock()
+                    self._apply(written)
+                return self.current
+        raise StoreError("settings changed concurrently; retry the update")
+
+    def view(self) -> dict[str, Any]:
+        """JSON-ready view: ``version``, ``updated_at``, masked ``settings`` and ``overrides``,
+        the ``immutable`` and ``secret`` field names, and ``refresh_s`` (the propagation bound)."""
+        return {
+            "version": self.version,
+            "updated_at": self.updated_at,
+            "settings": masked_view(msgspec.structs.asdict(self.current)),
+            "overrides": masked_view(self.overrides),
+            "immutable": sorted(IMMUTABLE_FIELDS),
+            "secret": sorted(SECRET_FIELDS),
+            "refresh_s": self.current.settings_refresh_s,
+        }

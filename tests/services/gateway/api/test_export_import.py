@@ -1,0 +1,120 @@
+"""Export of 10,000 memories as JSON Lines, import into an empty database: content, metadata and
+times are reproduced, every row is marked for the vector tier rebuild, and import is idempotent."""
+
+from __future__ import annotations
+
+import json
+
+from shared.models import NewMemory
+from shared.store import Store
+from shared.store.management import ImportRow, MemoryFilter
+from tests.harness import GatewayHarness
+from tests.services.gateway.api.conftest import ADMIN_TOKEN, client
+
+N = 10_000
+
+
+def _seed(store: Store, owners: list[str]) -> None:
+    async def go() -> None:
+        for i in range(N):
+            await store.writes.upsert(
+                NewMemory(
+                    owner_id=owners[i % len(owners)],
+                    content=f"memory {i}: the user likes item {i} — ünïcode 绿茶",
+                    user_id="" if i % 3 else f"user{i % 7}",
+                    session_id=None if i % 5 else f"s{i}",
+                    type=("factual", "episodic", "procedural", "semantic")[i % 4],
+                    category=("preference", "fact", "turn")[i % 3],
+                    key=f"k{i}",
+                    metadata={"i": i, "tags": ["a", str(i)], "nested": {"x": i / 3}},
+                    expires_at=None if i % 2 else 4e9 + i,
+                ),
+                now=1.7e9 + i,
+            )
+
+    return go()  # type: ignore[return-value]
+
+
+def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    src: GatewayHarness = gateway_factory(
+        admin_token=ADMIN_TOKEN, db_path=str(tmp_path / "a.db"), embedding_source="none"
+    )
+    owners = [src.create_key("a")[0], src.create_key("b")[0], "global"]
+    src.with_store(lambda store: _seed(store, owners))
+    original = {m.public_id: m for m in src.memories()}  # first 1000 by recency; check all below
+
+    admin = client(src.base_url, ADMIN_TOKEN)
+    with admin.stream("GET", "/api/memory/export") as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("application/x-ndjson")
+        assert "content-length" not in r.headers  # streamed
+        body = b"".join(r.iter_bytes())
+    lines = body.splitlines()
+    assert len(lines) == N
+
+    dst: GatewayHarness = gateway_factory(
+        # no embedding source: the flags stay set for this assertion (the reindex job clears them)
+        admin_token=ADMIN_TOKEN,
+        db_path=str(tmp_path / "b.db"),
+        embedding_source="none",
+    )
+    dst_admin = client(dst.base_url, ADMIN_TOKEN)
+    r = dst_admin.post("/api/memory/import", content=body)
+    assert r.status_code == 200, r.text
+    assert r.json() == {"written": N, "skipped": 0, "lines": N}
+
+    async def all_rows(store: Store) -> list:  # type: ignore[type-arg]
+        rows = []
+        async for batch in store.management.batches(MemoryFilter(owners=None)):
+            rows.extend(batch)
+        return rows
+
+    before = {m.public_id: m for m in src.with_store(all_rows)}
+    after = {m.public_id: m for m in dst.with_store(all_rows)}
+    assert len(before) == len(after) == N
+    fields = [f for f in ImportRow.__struct_fields__ if f != "id"]  # everything exported
+    for pid, old in before.items():
+        new = after[pid]
+        for f in fields:
+            assert getattr(new, f) == getattr(old, f), (pid, f)
+        assert new.needs_reindex  # the vector tier is rebuilt from these flags
+    assert set(original) <= set(after)
+
+    # imported rows are searchable (FTS index built on import)
+    hits = dst_admin.get("/api/memory", params={"q": "item 4242"}).json()
+    assert any(m["content"].startswith("memory 4242:") for m in hits["items"])
+    assert dst_admin.get("/api/engine").json()["pending_reindex"] == N
+
+    # idempotent: a second import writes the same rows again, nothing duplicated
+    r = dst_admin.post("/api/memory/import", content=body)
+    assert r.json()["written"] == N
+    assert dst_admin.get("/api/memory/stats").json()["total"] == N
+    again = json.loads(lines[123])
+    assert dst_admin.get(f"/api/memory/{again['id']}").json()["content"] == again["content"]
+
+
+def test_client_export_is_own_and_import_rejects_bad_lines(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+    gw: GatewayHarness = gateway_factory(admin_token=ADMIN_TOKEN)
+    _, secret = gw.create_key("a")
+    http = client(gw.base_url, secret)
+    http.post("/api/memory", json={"content": "mine"})
+    client(gw.base_url, ADMIN_TOKEN).post(
+        "/api/memory", json={"content": "global one", "owner_id": "global"}
+    )
+    lines = http.get("/api/memory/export").text.splitlines()
+    assert [json.loads(x)["content"] for x in lines] == ["mine"]
+    r = http.post("/api/memory/import", content=b'{"id": "x"}\n')
+    assert r.status_code == 400 and "line 1" in r.json()["error"]["message"]
+    r = http.post("/api/memory/import", content=b"not json\n")
+    assert r.status_code == 400
+    global_line = json.dumps(
+        {
+            "id": "mem_g",
+            "owner_id": "global",
+            "content": "c",
+            "key": "k",
+            "created_at": 1.0,
+            "updated_at": 1.0,
+        }
+    )
+    assert http.post("/api/memory/import", content=global_line.encode()).status_code == 403

@@ -1,0 +1,178 @@
+"""REST memory management against a live gateway: CRUD, filters, pagination, bulk delete,
+search preview, stats, engine status, jobs, and the auth rules (admin token vs client keys)."""
+
+from __future__ import annotations
+
+from tests.harness import GatewayHarness
+from tests.services.gateway.api.conftest import ADMIN_TOKEN, Api, client
+
+
+def add(http, content: str, **fields: object) -> dict:  # type: ignore[no-untyped-def]
+    r = http.post("/api/memory", json={"content": content, **fields})
+    assert r.status_code in (200, 201), r.text
+    return r.json()
+
+
+def test_create_get_update_delete(api: Api) -> None:
+    m = add(api.a.http, "I like green tea", category="preference", metadata={"src": "t"})
+    assert m["owner_id"] == api.a.key_id and m["needs_reindex"] is True
+    assert api.a.http.get(f"/api/memory/{m['id']}").json() == m
+    r = api.a.http.patch(
+        f"/api/memory/{m['id']}",
+        json={"content": "I like black tea", "metadata": {"x": 1}, "expires_at": 4e9},
+    )
+    assert r.status_code == 200, r.text
+    new = r.json()
+    assert (new["content"], new["metadata"], new["expires_at"]) == (
+        "I like black tea",
+        {"x": 1},
+        4e9,
+    )
+    assert new["created_at"] == m["created_at"] and new["updated_at"] >= m["updated_at"]
+    assert new["needs_reindex"] is True
+    hits = api.a.http.get("/api/memory", params={"q": "black tea"}).json()
+    assert [x["id"] for x in hits["items"]] == [m["id"]]
+    assert api.a.http.get("/api/memory", params={"q": "green"}).json()["total"] == 0
+    r = api.a.http.delete(f"/api/memory/{m['id']}")
+    assert r.status_code == 200 and r.json()["deleted"]["id"] == m["id"]
+    assert api.a.http.get(f"/api/memory/{m['id']}").status_code == 404
+
+
+def test_same_key_updates_and_duplicate_key_edit_is_400(api: Api) -> None:
+    first = add(api.a.http, "editor: vim", key="editor")
+    r = api.a.http.post("/api/memory", json={"content": "editor: helix", "key": "editor"})
+    assert r.status_code == 200 and r.json()["id"] == first["id"]
+    other = add(api.a.http, "shell: fish", key="shell")
+    r = api.a.http.patch(f"/api/memory/{other['id']}", json={"key": "editor"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "duplicate_key"
+
+
+def test_list_filters_and_pagination(api: Api) -> None:
+    for i in range(7):
+        add(api.a.http, f"fact number {i}", category="fact" if i % 2 else "decision", user_id="u1")
+    add(api.a.http, "session note", session_id="s1", type="episodic", category="context")
+    page = api.a.http.get("/api/memory", params={"limit": 3, "offset": 0}).json()
+    assert page["total"] == 8 and len(page["items"]) == 3
+    rest = api.a.http.get("/api/memory", params={"limit": 10, "offset": 3}).json()
+    assert len(rest["items"]) == 5
+    ids = [m["id"] for m in page["items"] + rest["items"]]
+    assert len(set(ids)) == 8
+    assert api.a.http.get("/api/memory", params={"category": "decision"}).json()["total"] == 4
+    assert api.a.http.get("/api/memory", params={"session_id": "s1"}).json()["total"] == 1
+    assert api.a.http.get("/api/memory", params={"type": "episodic"}).json()["total"] == 1
+    assert api.a.http.get("/api/memory", params={"user_id": "u1"}).json()["total"] == 7
+    # raw FTS5 syntax in q is plain text, never a 500
+    for q in ['"', "NEAR(", "C++", "what's", "a AND OR", "*"]:
+        assert api.a.http.get("/api/memory", params={"q": q}).status_code == 200
+    assert api.a.http.get("/api/memory", params={"limit": "x"}).status_code == 400
+    assert api.a.http.get("/api/memory", params={"bogus": "1"}).status_code == 400
+    assert api.a.http.get("/api/memory", params={"type": "nope"}).status_code == 400
+
+
+def test_bulk_delete_with_dry_run(api: Api) -> None:
+    for i in range(3):
+        add(api.a.http, f"pref {i}", category="preference")
+    add(api.a.http, "a decision", category="decision")
+    b_mem = add(api.b.http, "b pref", category="preference")
+    r = api.a.http.post("/api/memory/bulk-delete", json={"category": "preference", "dry_run": True})
+    assert r.json() == {"matched": 3, "deleted": 0, "dry_run": True}
+    r = api.a.http.post("/api/memory/bulk-delete", json={"category": "preference"})
+    assert r.json() == {"matched": 3, "deleted": 3, "dry_run": False}
+    assert api.a.http.get("/api/memory").json()["total"] == 1
+    assert api.b.http.get(f"/api/memory/{b_mem['id']}").status_code == 200
+    # admin: an unfiltered bulk delete must be explicit
+    assert api.admin.post("/api/memory/bulk-delete", json={}).status_code == 400
+    r = api.admin.post("/api/memory/bulk-delete", json={"all": True, "dry_run": True})
+    assert r.json()["matched"] == 2
+
+
+def test_search_preview_uses_recall(api: Api) -> None:
+    tea = add(api.a.http, "I like green tea in the morning", category="preference")
+    add(api.a.http, "The deploy runs on Fridays", category="fact")
+    r = api.a.http.post(
+        "/api/memory/search-preview", json={"query": "what tea do I like?", "budget": 500}
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["tier"] == "fts5" and body["budget"] == 500
+    assert [i["memory"]["id"] for i in body["items"]] == [tea["id"]]
+    item = body["items"][0]
+    assert item["tokens"] > 0 and item["score"] is not None and item["rank"] == 1
+    assert body["tokens_used"] == item["tokens"]
+    r = api.a.http.post("/api/memory/search-preview", json={"query": "tea", "budget": 0})
+    assert r.json()["items"] == []
+    # admin must pick one tenant
+    r = api.admin.post("/api/memory/search-preview", json={"query": "tea"})
+    assert r.status_code == 400
+    r = api.admin.post(
+        "/api/memory/search-preview", json={"query": "tea", "owner_id": api.a.key_id}
+    )
+    assert len(r.json()["items"]) == 1
+    assert api.a.http.post("/api/memory/search-preview", json={}).status_code == 400
+
+
+def test_stats_and_engine(api: Api) -> None:
+    add(api.a.http, "one", category="preference", type="factual")
+    add(api.a.http, "two", category="decision")
+    add(api.b.http, "three", category="fact")
+    stats = api.a.http.get("/api/memory/stats").json()
+    assert stats["total"] == 2 and stats["by_category"] == {"preference": 1, "decision": 1}
+    assert stats["by_type"] == {"factual": 1, "semantic": 1} and stats["tokens_stored"] > 0
+    assert isinstance(stats["events"], dict)
+    assert api.admin.get("/api/memory/stats").json()["total"] == 3
+    assert (
+        api.admin.get("/api/memory/stats", params={"owner_id": api.b.key_id}).json()["total"] == 1
+    )
+    engine = api.a.http.get("/api/engine").json()
+    assert engine["keyword"]["engine"] == "fts5" and engine["keyword"]["indexed"] == 3
+    assert 0 <= engine["pending_reindex"] <= 3  # the embed jobs may already have run
+    assert set(engine) >= {"embedding", "vector", "qdrant"}
+
+
+def test_jobs_never_span_tenants(api: Api) -> None:
+    # summarize needs exactly one owner: the admin must name it
+    r = api.admin.post("/api/summarize", json={"older_than_days": 7})
+    assert r.status_code == 400
+    r = api.a.http.post("/api/summarize", json={"owner_id": api.b.key_id})
+    assert r.status_code == 404
+    r = api.a.http.post("/api/summarize", json={"older_than_days": 0})
+    assert r.status_code == 400
+    for path in ("/api/summarize", "/api/reindex"):
+        r = api.a.http.post(path, json={})
+        assert r.status_code in (202, 503), r.text
+        if r.status_code == 202:
+            assert r.json()["owner_id"] == api.a.key_id
+
+
+def test_auth_rules(api: Api) -> None:
+    assert api.anonymous.get("/api/memory").status_code == 401
+    bad = client(api.gateway.base_url, "wrong")
+    assert bad.get("/api/memory").status_code == 401
+    assert bad.get("/api/memory").json()["error"]["type"] == "authentication_error"
+    # admin creating needs an owner; may create global memories
+    assert api.admin.post("/api/memory", json={"content": "x"}).status_code == 400
+    g = add(api.admin, "Company holidays are listed on the wiki", owner_id="global")
+    # clients read global memories...
+    assert api.a.http.get(f"/api/memory/{g['id']}").status_code == 200
+    assert api.a.http.get("/api/memory", params={"owner_id": "global"}).json()["total"] == 1
+    # ...but cannot change them (403: visible, read-only)
+    assert api.a.http.patch(f"/api/memory/{g['id']}", json={"content": "y"}).status_code == 403
+    assert api.a.http.delete(f"/api/memory/{g['id']}").status_code == 403
+    r = api.a.http.post("/api/memory", json={"content": "x", "owner_id": "global"})
+    assert r.status_code == 403
+    # settings are admin-only
+    assert api.a.http.get("/api/settings").status_code == 403
+    assert api.anonymous.get("/api/settings").status_code == 401
+
+
+def test_no_admin_token_means_admin_off(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+    gw: GatewayHarness = gateway_factory()
+    _, secret = gw.create_key("a")
+    for token in ("", ADMIN_TOKEN):
+        http = client(gw.base_url, token or None)
+        assert http.get("/api/memory").status_code == 401
+        assert http.get("/api/settings").status_code == 401
+    mine = client(gw.base_url, secret)
+    assert mine.post("/api/memory", json={"content": "still works"}).status_code == 201
+    assert mine.get("/api/memory").json()["total"] == 1
+    assert mine.get("/api/settings").status_code == 401

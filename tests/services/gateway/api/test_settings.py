@@ -1,0 +1,66 @@
+"""GET/PUT /api/settings: schema validation (400 in the error shape), immutable fields, masked
+secrets, versions, and the change taking effect in the serving gateway."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.runtime_settings import MASK
+from tests.services.gateway.api.conftest import Api
+
+
+def test_get_masks_secrets(api: Api) -> None:
+    view = api.admin.get("/api/settings").json()
+    assert view["settings"]["admin_token"] == MASK
+    assert view["settings"]["upstream_api_key"] == MASK  # set by the harness
+    assert view["settings"]["embedding_api_key"] == ""  # empty stays empty
+    assert "db_path" in view["immutable"] and view["refresh_s"] > 0
+    assert view["version"] == 0 and view["overrides"] == {}
+
+
+@pytest.mark.parametrize(
+    ("patch", "code"),
+    [
+        ({"nope": 1}, "unknown_setting"),
+        ({"db_path": "/tmp/x.db"}, "immutable_setting"),
+        ({"redis_url": "redis://x"}, "immutable_setting"),
+        ({"admin_token": "new"}, "immutable_setting"),
+        ({"port": 1}, "immutable_setting"),
+        ({"rrf_k": -1}, "invalid_settings"),
+        ({"recall_max_tokens": 9000}, "invalid_settings"),
+        ({"recall_relative_floor": 2}, "invalid_settings"),
+        ({"recall_top_k": 0}, "invalid_settings"),
+        ({"capture_turns": "no"}, "invalid_settings"),
+        ({"injection_strategy": "sideways"}, "invalid_settings"),
+        ({"sensitive_custom_patterns": "(unclosed"}, "invalid_settings"),
+    ],
+)
+def test_invalid_updates_are_400(api: Api, patch: dict, code: str) -> None:  # type: ignore[type-arg]
+    r = api.admin.put("/api/settings", json=patch)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == code
+    assert r.json()["error"]["type"] == "invalid_request_error"
+    assert api.admin.get("/api/settings").json()["version"] == 0  # nothing stored
+
+
+def test_update_versions_masks_and_resets(api: Api) -> None:
+    r = api.admin.put("/api/settings", json={"recall_max_tokens": 321, "embedding_api_key": "sk-e"})
+    assert r.status_code == 200, r.text
+    view = r.json()
+    assert view["version"] == 1 and view["settings"]["recall_max_tokens"] == 321
+    assert view["overrides"] == {"recall_max_tokens": 321, "embedding_api_key": MASK}
+    # sending the masked value back leaves the secret unchanged
+    view = api.admin.put("/api/settings", json={"embedding_api_key": MASK}).json()
+    assert view["version"] == 2 and view["overrides"]["embedding_api_key"] == MASK
+    # the serving gateway uses the new value at once (search preview default budget)
+    api.a.http.post("/api/memory", json={"content": "tea"})
+    preview = api.a.http.post("/api/memory/search-preview", json={"query": "tea"}).json()
+    assert preview["budget"] == 321
+    # null resets to the environment value
+    view = api.admin.put("/api/settings", json={"recall_max_tokens": None}).json()
+    assert (
+        view["settings"]["recall_max_tokens"] == 2000
+        and "recall_max_tokens" not in view["overrides"]
+    )
+    assert api.admin.put("/api/settings", content=b"[1]").status_code == 400
+    assert api.admin.put("/api/settings", content=b"{").status_code == 400
