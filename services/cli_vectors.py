@@ -59,7 +59,9 @@ async def run_reindex(settings: Settings, force: bool) -> int:
         if not jc.engine.enabled:
             print("no embedding source configured: nothing to index (keyword recall only)")
             return 1
-        await jc.engine.prepare()
+        await jc.engine.warm_up()  # a remote source learns its dimension here
+        if await jc.engine.prepare():
+            print("embedding signature changed: vector table rebuilt, every memory re-embedded")
         t0 = time.perf_counter()
         result = await reindex(
             jc, ReindexPayload(force=force, requested_at=time.time()), progress=_progress

@@ -7,10 +7,14 @@ exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.Stor
 
 from __future__ import annotations
 
+import asyncio
+import asyncio
 import contextlib
 import importlib.resources
 import re
 import time
+import weakref
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -100,13 +104,32 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
         return applied
 
 
+_TRANSACTION_LOCKS: weakref.WeakKeyDictionary[aiosqlite.Connection, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 @contextlib.asynccontextmanager
 async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
-    await conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        await conn.execute("ROLLBACK")
-        raise
-    await conn.execute("COMMIT")
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
+
+    Transactions on one connection are serialised by a per-connection :class:`asyncio.Lock`:
+    concurrent tasks (e.g. 50 arq jobs) share the writer connection, and without the lock a
+    second task's ``BEGIN`` fails with "cannot start a transaction within a transaction" (seen
+    as failed learn jobs under load). A transaction left open by a cancelled task is rolled
+    back before the next one starts. Not re-entrant: never nest ``transaction`` on one
+    connection.
+    """
+    lock = _TRANSACTION_LOCKS.get(conn)
+    if lock is None:
+        lock = _TRANSACTION_LOCKS[conn] = asyncio.Lock()
+    async with lock:
+        if conn.in_transaction:  # left open by a task cancelled mid-BEGIN/ROLLBACK: no owner
+            await conn.execute("ROLLBACK")
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            await conn.execute("ROLLBACK")
+            raise
+        await conn.execute("COMMIT")

@@ -1,0 +1,140 @@
+"""Vector and hybrid recall through the gateway, with a remote embedding endpoint that is a real
+HTTP server (tests/fakes/upstream.py serves /v1/embeddings with hashed bag-of-words vectors)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from shared.models import NewMemory
+
+CHAT = "/v1/chat/completions"
+
+
+def remote_settings(upstream, **extra):
+    return {
+        "embedding_source": "remote",
+        "embedding_base_url": upstream.base_url,
+        "embedding_model": "fake-embed",
+        "embedding_timeout_s": 0.5,
+        "vector_min_similarity": 0.05,  # hashed bag-of-words vectors are noisy
+        **extra,
+    }
+
+
+def ask(gw, secret, text, **headers):
+    resp = httpx.post(
+        gw.base_url + CHAT,
+        headers={"authorization": f"Bearer {secret}", **headers},
+        json={"model": "m", "messages": [{"role": "user", "content": text}]},
+        timeout=10,
+    )
+    assert resp.status_code == 200, resp.text
+    return resp
+
+
+def injected(upstream) -> str:
+    return str([m for m in upstream.requests[-1]["messages"] if "recalled" in str(m)])
+
+
+def reindex_cli(db: str, settings: dict) -> str:
+    """Run ``mnemogate reindex`` as a subprocess; returns its stdout."""
+    env = {**os.environ, "MNEMOGATE_DB_PATH": db,
+           **{f"MNEMOGATE_{k.upper()}": str(v) for k, v in settings.items()}}
+    out = subprocess.run([sys.executable, "-m", "services.cli", "reindex"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def learn_and_wait(gw, secret, key_id, text, needle):
+    ask(gw, secret, text)
+    return gw.wait_for_memories(
+        lambda ms: any(needle in m.content and not m.needs_reindex for m in ms), owner_id=key_id
+    )
+
+
+def test_hybrid_tier_after_embedding(gateway_factory, upstream):
+    gw = gateway_factory(**remote_settings(upstream))
+    key_id, secret = gw.create_key()
+    learn_and_wait(gw, secret, key_id, "I prefer Neovim for editing", "Neovim")
+    resp = ask(gw, secret, "which editor do I prefer for editing", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid"
+    assert "Neovim" in injected(upstream)
+    assert "x-mnemogate-memory-degraded" not in resp.headers
+
+
+@pytest.mark.parametrize("strategy", ["semantic", "hybrid"])
+def test_r9_expired_memory_not_injected_on_vector_tiers(gateway_factory, upstream, strategy):
+    gw = gateway_factory(**remote_settings(upstream, retrieval_strategy=strategy))
+    key_id, secret = gw.create_key()
+
+    async def seed(store):
+        ids = []
+        for content, exp in (("locker code box twelve", time.time() - 60),
+                             ("locker color box blue", None)):
+            m, _ = await store.writes.upsert(
+                NewMemory(owner_id=key_id, content=content, expires_at=exp))
+            ids.append(m.id)
+        return ids
+
+    gw.with_store(seed)
+    reindex_cli(gw.settings.db_path, remote_settings(upstream))
+    time.sleep(2.1)  # the gateway re-reads the vector table metadata at most every 2 s
+    resp = ask(gw, secret, "locker box", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-tier"] == ("vector" if strategy == "semantic"
+                                                       else "hybrid")
+    text = injected(upstream)
+    assert "color box blue" in text
+    assert "twelve" not in text
+
+
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        ({"embeddings_status": 429}, "embedding_rate_limited"),
+        ({"embeddings_status": 500}, "embedding_http_error"),
+        ({"embeddings_delay_s": 2.0}, "embedding_timeout"),
+        ({"embedding_dim": 24}, "embedding_dimension_mismatch"),
+    ],
+)
+def test_embedding_endpoint_failures_degrade_to_keyword(gateway_factory, upstream, setup, reason):
+    gw = gateway_factory(**remote_settings(upstream, recall_timeout_ms=3000))
+    key_id, secret = gw.create_key()
+    learn_and_wait(gw, secret, key_id, "I prefer Neovim for editing", "Neovim")
+    for name, value in setup.items():
+        setattr(upstream, name, value)
+    resp = ask(gw, secret, "do I prefer Neovim for editing?", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-degraded"] == reason
+    assert resp.headers["x-mnemogate-memory-tier"] == "fts5"
+    assert "Neovim" in injected(upstream)
+
+
+def test_model_change_marks_for_reindex_keyword_meanwhile_then_reindex_restores(
+    gateway_factory, upstream, tmp_path, redis_url
+):
+    db = str(tmp_path / "model-change.db")
+    gw = gateway_factory(db_path=db, **remote_settings(upstream))
+    key_id, secret = gw.create_key()
+    learn_and_wait(gw, secret, key_id, "I prefer Neovim for editing", "Neovim")
+    gw.stop()
+
+    # new model: a gateway in worker mode (no worker running) does not rebuild by itself
+    new = remote_settings(upstream, embedding_model="fake-embed-v2")
+    gw2 = gateway_factory(db_path=db, redis_url=redis_url, **new)
+    resp = ask(gw2, secret, "do I prefer Neovim for editing?", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-tier"] == "fts5"
+    assert resp.headers["x-mnemogate-memory-degraded"] == "reindex_pending"
+    assert "Neovim" in injected(upstream)
+
+    assert " 0 still pending" in reindex_cli(db, new)
+    assert all(not m.needs_reindex for m in gw2.memories(key_id))
+    time.sleep(2.1)  # the gateway re-reads the vector table metadata at most every 2 s
+    resp = ask(gw2, secret, "do I prefer Neovim for editing?", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid", resp.headers.get("x-mnemogate-memory-degraded")
+    assert "x-mnemogate-memory-degraded" not in resp.headers
