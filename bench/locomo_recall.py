@@ -91,28 +91,52 @@ async def main_async(args: argparse.Namespace) -> None:
         print(f"indexed {len(dia_of)} turns of {len(convs)} conversations: store "
               f"{t_store:.1f} s, embeddings {t_embed:.1f} s"
               + (f" ({engine.embedder.signature})" if engine.embedder else ""))
-        scores = Scores()
-        latencies: list[float] = []
-        injected: list[int] = []
-        for conv in convs:
-            scope = Scope(owner_id=conv.sample_id, include_global=False)
-            for q in conv.questions:
-                s = time.perf_counter()
-                result = await recall(store.memories, scope, q.text, settings, time.time(), engine)
-                latencies.append((time.perf_counter() - s) * 1000)
-                injected.append(len(result.memories))
-                scores.add(q.category, [dia_of[m.id] for m in result.memories], q.evidence)
-        print(scores.table(f"engine={args.engine} strategy={settings.retrieval_strategy} "
-                           f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
-                           f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
-                           f"min_sim={settings.vector_min_similarity}"))
-        print(f"recall latency (n={len(latencies)}): p50 {pct(latencies, .5):.2f} ms, "
-              f"p99 {pct(latencies, .99):.2f} ms; memories returned: mean "
-              f"{sum(injected) / max(1, len(injected)):.1f}")
+        for variant in grid(settings, args.grid):
+            await evaluate(store, engine, convs, variant, dia_of, args.engine)
         if args.compare_int8 and engine.enabled and engine.embedder is not None:
             await compare_int8(store, engine, vectors, convs, settings, tmp)
         await http.aclose()
         await store.close()
+
+
+def grid(settings, spec: str | None):  # type: ignore[no-untyped-def]
+    """Settings variants: every combination of ``name=v1,v2;name2=...`` (or just ``settings``)."""
+    import itertools
+
+    import msgspec
+
+    if not spec:
+        return [settings]
+    axes = [(name, values.split(",")) for name, values in
+            (part.split("=", 1) for part in spec.split(";") if part)]
+    out = []
+    for combo in itertools.product(*(values for _, values in axes)):
+        raw = msgspec.structs.asdict(settings)
+        raw.update({name: value for (name, _), value in zip(axes, combo, strict=True)})
+        out.append(msgspec.convert(raw, type(settings), strict=False))
+    return out
+
+
+async def evaluate(store, engine, convs, settings, dia_of, engine_name) -> None:  # type: ignore[no-untyped-def]
+    """Answer every question with ``recall`` under ``settings``; print the table."""
+    scores = Scores()
+    latencies: list[float] = []
+    injected: list[int] = []
+    for conv in convs:
+        scope = Scope(owner_id=conv.sample_id, include_global=False)
+        for q in conv.questions:
+            s = time.perf_counter()
+            result = await recall(store.memories, scope, q.text, settings, time.time(), engine)
+            latencies.append((time.perf_counter() - s) * 1000)
+            injected.append(len(result.memories))
+            scores.add(q.category, [dia_of[m.id] for m in result.memories], q.evidence)
+    print(scores.table(f"engine={engine_name} strategy={settings.retrieval_strategy} "
+                       f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
+                       f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
+                       f"min_sim={settings.vector_min_similarity}"))
+    print(f"recall latency (n={len(latencies)}): p50 {pct(latencies, .5):.2f} ms, "
+          f"p99 {pct(latencies, .99):.2f} ms; memories returned: mean "
+          f"{sum(injected) / max(1, len(injected)):.1f}", flush=True)
 
 
 async def compare_int8(store, engine, vectors, convs, settings, tmp) -> None:  # type: ignore[no-untyped-def]
@@ -160,6 +184,8 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=20)
     parser.add_argument("--no-date", dest="with_date", action="store_false")
     parser.add_argument("--compare-int8", action="store_true")
+    parser.add_argument("--grid", default=None,
+                        help="evaluate every combination, e.g. 'rrf_k=10,60;rrf_vector_weight=1,0.5'")
     parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
                         help="override a setting, e.g. rrf_k=60")
     asyncio.run(main_async(parser.parse_args()))

@@ -96,24 +96,33 @@ def baseline(conv: Conversation, with_date: bool, scores: Scores) -> None:
     db.close()
 
 
-def wait_learned(db_path: str, user: str, expected: int, timeout_s: float = 300) -> int:
-    """Poll the gateway's SQLite until ``expected`` turn memories of ``user`` exist."""
+def count_turns(db_path: str, user: str) -> int:
+    """Turn memories of ``user`` in the gateway's SQLite (0 if unreadable)."""
+    conn = sqlean.connect(db_path)
+    try:
+        return int(conn.execute(
+            "SELECT COUNT(*) FROM memories WHERE user_id = ? AND category = 'turn'", (user,)
+        ).fetchone()[0])
+    except sqlean.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_learned(db_path: str, user: str, timeout_s: float = 300, quiet_s: float = 2.0) -> int:
+    """Wait until the learned-turn count of ``user`` stops changing for ``quiet_s`` seconds
+    (identical texts and do-not-remember turns are learned once or not at all, so the count
+    can stay below the number of turns)."""
     deadline = time.monotonic() + timeout_s
-    count = 0
+    last, since = -1, time.monotonic()
     while time.monotonic() < deadline:
-        conn = sqlean.connect(db_path)
-        try:
-            count = conn.execute(
-                "SELECT COUNT(*) FROM memories WHERE user_id = ? AND category = 'turn'", (user,)
-            ).fetchone()[0]
-        except sqlean.Error:
-            count = 0
-        finally:
-            conn.close()
-        if count >= expected:
+        count = count_turns(db_path, user)
+        if count != last:
+            last, since = count, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
             return count
         time.sleep(0.2)
-    return count
+    return last
 
 
 def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None) -> None:
@@ -137,7 +146,7 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
                 extra_headers={"x-mnemogate-session-id": f"{user}-replay"},
             )
             replay_ms.append((time.perf_counter() - s) * 1000)
-        learned = wait_learned(db_path, user, len(conv.turns)) if db_path else len(conv.turns)
+        learned = wait_learned(db_path, user) if db_path else len(conv.turns)
         print(f"{conv.sample_id}: replayed {len(conv.turns)} turns in "
               f"{time.perf_counter() - t0:.1f}s, learned {learned}; "
               f"asking {len(conv.questions)} questions", flush=True)

@@ -67,7 +67,10 @@ class ArqQueue:
         return job_id
 
     async def relay_outbox(self, limit: int = 500) -> int:
-        """Send parked jobs to Redis, oldest first; stops at the first failure. Returns sent count."""
+        """Send parked jobs to Redis, oldest first; stop at the first failure; return the count.
+
+        Delivery keeps each job's idempotency id, so a job relayed twice runs once.
+        """
         sent = 0
         for job in await self.outbox.take(limit):
             try:
