@@ -12,7 +12,14 @@ MemoryCategory = Literal[
 ]
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
 MEMORY_CATEGORIES: tuple[str, ...] = (
-    "preference", "decision", "pattern", "fact", "correction", "context", "turn", "summary",
+    "preference",
+    "decision",
+    "pattern",
+    "fact",
+    "correction",
+    "context",
+    "turn",
+    "summary",
 )
 GLOBAL_OWNER = "global"
 
