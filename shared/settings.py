@@ -76,8 +76,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_relative_floor: float = 0.3
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
-    rrf_k: float = 10.0
-    rrf_keyword_weight: float = 2.0
+    rrf_k: float = 2.0
+    rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
     vector_min_similarity: float = 0.3
     # learning
