@@ -34,7 +34,7 @@ class Store:
         self.reader = reader
         self.memories = MemoryStore(reader)
         self.writes = MemoryStore(writer)
-        self.keys = ApiKeyStore(writer)
+        self.keys = ApiKeyStore(writer, reader)
         self.outbox = OutboxStore(writer)
         self.events = EventStore(writer)
         self.cursors = CursorStore(writer)

@@ -25,10 +25,12 @@ def hash_secret(secret: str) -> str:
 
 
 class ApiKeyStore:
-    """Async access to ``api_keys``."""
+    """Async access to ``api_keys``: writes on ``conn``, lookups on ``reader`` (default ``conn``)
+    so that authentication on the request path never queues behind background writes."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, reader: aiosqlite.Connection | None = None):
         self.conn = conn
+        self.reader = reader or conn
 
     async def create(self, name: str, now: float | None = None) -> tuple[ApiKey, str]:
         """Create a key named ``name``; returns (record, secret). The secret is not stored."""
@@ -80,7 +82,7 @@ class ApiKeyStore:
     async def authenticate(self, secret: str) -> ApiKey | None:
         """The active key whose secret is ``secret``, else None (constant work per lookup)."""
         with store_errors("authenticating"):
-            async with self.conn.execute(
+            async with self.reader.execute(
                 "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
                 "WHERE key_hash = ? AND revoked_at IS NULL",
                 (hash_secret(secret),),
