@@ -127,7 +127,15 @@ async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
 
     store = await Store.open(settings.db_path)
     try:
-        report = await sweep(store, settings, time.time(), dry_run=args.dry_run, listener=show)
+        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
+            report = await sweep(
+                store,
+                settings,
+                time.time(),
+                dry_run=args.dry_run,
+                on_deleted=on_deleted,
+                listener=show,
+            )
     finally:
         await store.close()
     kinds = ("expired", "decayed", "capacity")
@@ -170,15 +178,17 @@ async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
 
     store = await Store.open(settings.db_path)
     try:
-        report = await summarize(
-            store,
-            settings,
-            time.time(),
-            older_than_days=args.older_than_days,
-            owner_id=args.owner,
-            dry_run=args.dry_run,
-            listener=show,
-        )
+        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
+            report = await summarize(
+                store,
+                settings,
+                time.time(),
+                older_than_days=args.older_than_days,
+                owner_id=args.owner,
+                dry_run=args.dry_run,
+                on_deleted=on_deleted,
+                listener=show,
+            )
     finally:
         await store.close()
     totals = (

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -17,6 +19,7 @@ from shared.engine import build_engine, default_model_dir
 from shared.jobs.context import JobContext, build_detector
 from shared.jobs.payloads import ReindexPayload
 from shared.jobs.reindex import reindex
+from shared.jobs.vector_sync import OnDeleted, deletion_hook
 from shared.retrieval import retention_of
 from shared.settings import Settings, load_providers
 from shared.store import Store
@@ -34,6 +37,28 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     qdrant = sub.add_parser("qdrant", help="Qdrant vector tier")
     qsub = qdrant.add_subparsers(dest="qdrant_command", required=True)
     qsub.add_parser("recreate", help="drop and recreate the collection, then re-embed into it")
+
+
+@asynccontextmanager
+async def qdrant_deletion_hook(settings: Settings, store: Store) -> AsyncIterator[OnDeleted | None]:
+    """For the lifecycle commands (``sweep``, ``summarize``): the ``on_deleted`` hook that
+    removes deleted memories' points from Qdrant, or None when Qdrant is not the vector tier.
+
+    A Qdrant failure parks ``vector_delete`` jobs in the SQLite outbox (the gateway or worker
+    relays them to Redis and a worker retries them). The Qdrant client is closed on exit.
+    """
+    if settings.vector_tier != "qdrant":
+        yield None
+        return
+    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+    engine = build_engine(settings, store, http, retention_of(settings))
+    try:
+        yield deletion_hook(engine, outbox=store.outbox)
+    finally:
+        close = getattr(engine.qdrant, "close", None)
+        if close is not None:
+            await close()
+        await http.aclose()
 
 
 def _progress(done: int, total: int) -> None:
@@ -85,8 +110,11 @@ async def run_qdrant_recreate(settings: Settings) -> int:
     try:
         engine = build_engine(settings, store, http, retention_of(settings))
         if engine.qdrant is None or engine.embedder is None:
-            print("qdrant is not the selected vector tier (MNEMOGATE_VECTOR_TIER=qdrant) or no "
-                  "embedding source is configured", file=sys.stderr)
+            print(
+                "qdrant is not the selected vector tier (MNEMOGATE_VECTOR_TIER=qdrant) or no "
+                "embedding source is configured",
+                file=sys.stderr,
+            )
             return 1
         probe = await engine.embed_query("dimension probe")
         signature = engine.sqlite_vec.full_signature(engine.embedder.signature)

@@ -106,13 +106,16 @@ class Engine:
         """
         if self.embedder is None:
             raise EmbeddingError("no embedding source configured", code="embedding_disabled")
-        return self.embedder_vectors(await self.embedder.embed([text]))[0]
+        row: npt.NDArray[np.float32] = self.embedder_vectors(await self.embedder.embed([text]))[0]
+        return row
 
     @staticmethod
     def embedder_vectors(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Identity with a shape check: ``(n, dim)`` float32."""
         if mat.ndim != 2:
-            raise EmbeddingError("embedding source returned a bad shape", code="embedding_bad_response")
+            raise EmbeddingError(
+                "embedding source returned a bad shape", code="embedding_bad_response"
+            )
         return mat
 
     async def vector_search(
@@ -135,7 +138,13 @@ class Engine:
         degraded = None
         if use_qdrant and self.qdrant is not None:
             try:
-                return VectorResult(await self.qdrant.search(vector, scope, k, now), "qdrant")
+                hits = await self.qdrant.search(vector, scope, k, now)
+                # Retention (typed decay not yet swept) lives only in SQLite, and a point may
+                # lag its memory (a pending re-sync): re-check every hit against the store.
+                visible = await self.sqlite_vec.memories.filter_visible(
+                    [h.memory_id for h in hits], scope, now, self.sqlite_vec.retention
+                )
+                return VectorResult([h for h in hits if h.memory_id in visible], "qdrant")
             except VectorIndexError as exc:
                 degraded = exc.code or "qdrant_unavailable"
                 log.warning("qdrant search failed, falling back to sqlite-vec: %s", exc)
@@ -164,14 +173,25 @@ class Engine:
             records = [record_of(m, mat[i]) for i, m in enumerate(batch)]
             await self.sqlite_vec.upsert(records)
             if use_qdrant and self.qdrant is not None:
-                await self.qdrant.ensure(dim, self.sqlite_vec.full_signature(self.embedder.signature))
+                signature = self.sqlite_vec.full_signature(self.embedder.signature)
+                await self.qdrant.ensure(dim, signature)
                 await self.qdrant.upsert(records)
         return rebuilt
 
     async def delete(self, memory_ids: Sequence[int]) -> None:
-        """Remove vectors from Qdrant (sqlite-vec rows go with the memory row via a trigger)."""
-        if self.qdrant is not None and memory_ids:
+        """Remove the vectors of the rowids ``memory_ids`` from Qdrant (sqlite-vec rows go with
+        the memory row via a trigger). A missing collection holds nothing to delete.
+
+        Raises:
+            VectorIndexError: Qdrant failed or timed out (callers retry through a job).
+        """
+        if self.qdrant is None or not memory_ids:
+            return
+        try:
             await self.qdrant.delete(memory_ids)
+        except VectorIndexError as exc:
+            if exc.code != "qdrant_collection_missing":
+                raise
 
     async def health(self) -> dict[str, str]:
         """Status of each part: embedding source, sqlite-vec, Qdrant."""

@@ -26,11 +26,13 @@ from shared.jobs.payloads import (
     EMBED,
     REINDEX,
     SUMMARIZE,
+    VECTOR_DELETE,
     EmbedPayload,
     ReindexPayload,
     SummarizePayload,
 )
 from shared.jobs.queue import JobQueue
+from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.models import GLOBAL_OWNER, Memory, MemoryCategory, MemoryType, NewMemory, Scope
 from shared.ranking import memory_tokens
 from shared.retrieval import recall
@@ -382,7 +384,8 @@ async def update_memory(
     now: float,
 ) -> MemoryView:
     """Change fields of ``public_id``; a new content or key marks it ``needs_reindex`` and queues
-    re-embedding.
+    re-embedding; a new ``type`` or ``expires_at`` (payload the Qdrant tier filters on) queues
+    the same re-sync.
 
     Raises:
         NotFound: no such memory visible to ``p``. PermissionDenied: a client editing a global
@@ -395,13 +398,17 @@ async def update_memory(
     memory = await store.management.update(public_id, _writable_owners(p), changes, now)
     if memory is None:
         raise NotFound(f"memory '{public_id}' not found")
-    if memory.needs_reindex:
+    payload_changed = body.type is not msgspec.UNSET or body.expires_at is not msgspec.UNSET
+    if memory.needs_reindex or payload_changed:
         await _enqueue_embed(queue, [memory.id])
     return view_of(memory)
 
 
-async def delete_memory(store: Store, p: Principal, public_id: str) -> MemoryView:
-    """Delete ``public_id`` (FTS and vector rows follow by trigger); returns what was deleted.
+async def delete_memory(
+    store: Store, p: Principal, public_id: str, *, queue: JobQueue | None = None
+) -> MemoryView:
+    """Delete ``public_id`` (FTS and sqlite-vec rows follow by trigger; a ``vector_delete`` job
+    on ``queue`` removes the Qdrant point); returns what was deleted.
 
     Raises:
         NotFound: no such memory visible to ``p``. PermissionDenied: a client deleting a global
@@ -411,11 +418,22 @@ async def delete_memory(store: Store, p: Principal, public_id: str) -> MemoryVie
     memory = await store.writes.delete(public_id, None if p.admin else p.key_id)
     if memory is None:
         raise NotFound(f"memory '{public_id}' not found")
+    await _enqueue_vector_delete(queue, [memory.id])
     return view_of(memory)
 
 
-async def bulk_delete(store: Store, p: Principal, body: BulkDelete) -> dict[str, Any]:
-    """Delete (``dry_run``: count) every memory ``p`` may change that matches ``body``.
+async def _enqueue_vector_delete(queue: JobQueue | None, ids: list[int]) -> None:
+    """Queue the Qdrant side of a delete when this build has the ``vector_delete`` handler (the
+    handler does nothing when Qdrant is not the vector tier)."""
+    if VECTOR_DELETE in HANDLERS:
+        await enqueue_vector_delete(queue, ids)
+
+
+async def bulk_delete(
+    store: Store, p: Principal, body: BulkDelete, *, queue: JobQueue | None = None
+) -> dict[str, Any]:
+    """Delete (``dry_run``: count) every memory ``p`` may change that matches ``body``; the
+    Qdrant points follow through ``vector_delete`` jobs on ``queue``.
 
     Returns ``{"matched": n, "deleted": n or 0, "dry_run": bool}``.
 
@@ -441,8 +459,12 @@ async def bulk_delete(store: Store, p: Principal, body: BulkDelete) -> dict[str,
         category=body.category,
         match=_match(body.q),
     )
-    count = await store.management.delete_matching(flt, dry_run=body.dry_run)
-    return {"matched": count, "deleted": 0 if body.dry_run else count, "dry_run": body.dry_run}
+    if body.dry_run:
+        count = await store.management.delete_matching(flt, dry_run=True)
+        return {"matched": count, "deleted": 0, "dry_run": True}
+    ids = await store.management.delete_matching_ids(flt)
+    await _enqueue_vector_delete(queue, ids)
+    return {"matched": len(ids), "deleted": len(ids), "dry_run": False}
 
 
 _line_encoder = msgspec.json.Encoder()

@@ -167,7 +167,7 @@ async def memory_delete(ctx: Context[Any, Any], id: str) -> dict[str, Any]:
     """Delete one of this key's memories by its id ("mem_..."). Returns {"deleted": memory}."""
     state, principal = _caller(ctx)
     try:
-        memory = await management.delete_memory(state.store, principal, id)
+        memory = await management.delete_memory(state.store, principal, id, queue=state.queue)
     except MnemogateError as exc:
         raise _tool_error(exc) from exc
     return {"deleted": _plain(memory)}
@@ -196,7 +196,7 @@ async def memory_clear(
         dry_run=dry_run,
     )
     try:
-        return await management.bulk_delete(state.store, principal, body)
+        return await management.bulk_delete(state.store, principal, body, queue=state.queue)
     except MnemogateError as exc:
         raise _tool_error(exc) from exc
 

@@ -27,10 +27,11 @@ from shared.jobs.payloads import (
     DECAY_RELEVANCE,
     EMBED,
     LEARN,
-    REINDEX,
     RECORD_ACCESS,
+    REINDEX,
     SUMMARIZE,
     SWEEP,
+    VECTOR_DELETE,
     DecayRelevancePayload,
     EmbedPayload,
     LearnPayload,
@@ -38,10 +39,12 @@ from shared.jobs.payloads import (
     ReindexPayload,
     SummarizePayload,
     SweepPayload,
+    VectorDeletePayload,
     decode_payload,
     job_id_for,
 )
 from shared.jobs.reindex import embed_memories, reindex
+from shared.jobs.vector_sync import delete_vectors, deletion_hook
 from shared.learning import learn
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
@@ -76,6 +79,12 @@ async def _embed(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     return await embed_memories(jc, payload)
 
 
+async def _vector_delete(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Remove deleted memories' points from Qdrant (see ``vector_sync.delete_vectors``)."""
+    assert isinstance(payload, VectorDeletePayload)
+    return await delete_vectors(jc, payload)
+
+
 async def _reindex(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     assert isinstance(payload, ReindexPayload)
     return await reindex(jc, payload)
@@ -100,7 +109,13 @@ MAX_REPORTED_SUMMARIES = 100
 async def _sweep(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     """Lifecycle sweep (typed decay + capacity); returns the :class:`SweepReport` as a dict."""
     assert isinstance(payload, SweepPayload)
-    report = await sweep(jc.store, jc.settings, now(), dry_run=payload.dry_run)
+    report = await sweep(
+        jc.store,
+        jc.settings,
+        now(),
+        dry_run=payload.dry_run,
+        on_deleted=deletion_hook(jc.engine, queue=jc.queue),
+    )
     jc.count("evictions", report.deleted)
     return msgspec.structs.asdict(report)
 
@@ -114,11 +129,17 @@ async def _decay_relevance(jc: JobContext, payload: msgspec.Struct) -> dict[str,
 
 async def _summarize(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     """Summarize one owner's old episodic memories; returns the totals plus up to 100 summaries
-    (``items``: owner_id, user_id, session_id, source_ids, content, tokens, summary_id)."""
+    (``items``: owner_id, user_id, session_id, source_ids, content, tokens, summary_id).
+
+    The originals' vectors leave Qdrant through :func:`~shared.jobs.vector_sync.deletion_hook`;
+    the new summaries are queued for embedding (every vector tier)."""
     assert isinstance(payload, SummarizePayload)
     items: list[dict[str, Any]] = []
+    summary_ids: list[str] = []
 
     def keep(made: GroupSummary) -> None:
+        if made.summary_id is not None:
+            summary_ids.append(made.summary_id)
         if len(items) < MAX_REPORTED_SUMMARIES:
             items.append(msgspec.structs.asdict(made))
 
@@ -130,8 +151,13 @@ async def _summarize(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
         owner_id=payload.owner_id,
         user_id=payload.user_id,
         dry_run=payload.dry_run,
+        on_deleted=deletion_hook(jc.engine, queue=jc.queue),
         listener=keep,
     )
+    if summary_ids and jc.engine is not None and jc.engine.enabled and jc.queue is not None:
+        rowids = [m.id for m in [await jc.store.memories.get(i) for i in summary_ids] if m]
+        if rowids:
+            await jc.queue.enqueue(EMBED, EmbedPayload(memory_ids=sorted(rowids)))
     return {**msgspec.structs.asdict(report), "items": items}
 
 
@@ -141,6 +167,7 @@ HANDLERS: dict[str, Handler] = {
     LEARN: _learn,
     RECORD_ACCESS: _record_access,
     EMBED: _embed,
+    VECTOR_DELETE: _vector_delete,
     REINDEX: _reindex,
     SWEEP: _sweep,
     DECAY_RELEVANCE: _decay_relevance,

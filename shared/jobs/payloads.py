@@ -48,6 +48,19 @@ class EmbedPayload(msgspec.Struct, frozen=True, kw_only=True):
     memory_ids: list[int]
 
 
+class VectorDeletePayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Remove the vectors of deleted memories (rowids ``memory_ids``) from the Qdrant tier.
+
+    sqlite-vec rows go with the memory row (trigger), so this only concerns Qdrant; ids that
+    belong to a live memory again when the job runs (SQLite reuses the largest rowid) are
+    skipped. ``requested_at`` (unix seconds) makes each request a distinct job: job ids are
+    payload hashes and arq skips an id it still remembers. Job name :data:`VECTOR_DELETE`.
+    """
+
+    memory_ids: list[int]
+    requested_at: float
+
+
 class ReindexPayload(msgspec.Struct, frozen=True, kw_only=True):
     """Rebuild the vector tier(s) for memories marked ``needs_reindex`` (``force``: every memory).
 
@@ -102,11 +115,13 @@ REINDEX = "reindex"
 SUMMARIZE = "summarize"
 RECORD_ACCESS = "record_access"
 EMBED = "embed"
+VECTOR_DELETE = "vector_delete"
 
 PAYLOAD_TYPES: dict[str, type[msgspec.Struct]] = {
     LEARN: LearnPayload,
     RECORD_ACCESS: RecordAccessPayload,
     EMBED: EmbedPayload,
+    VECTOR_DELETE: VectorDeletePayload,
     REINDEX: ReindexPayload,
     SUMMARIZE: SummarizePayload,
     SWEEP: SweepPayload,

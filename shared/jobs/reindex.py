@@ -30,6 +30,19 @@ async def start_reindex_if_rebuilt(engine: Engine | None, queue: JobQueue) -> bo
     return True
 
 
+async def drop_vanished(jc: JobContext, engine: Engine, ids: list[int], use_qdrant: bool) -> int:
+    """Delete the vectors just written for rowids ``ids`` whose memory was deleted meanwhile
+    (the delete trigger and the ``vector_delete`` job ran before the write landed); returns
+    how many. Raises ``StoreError`` / ``VectorIndexError`` (the job retries)."""
+    still = await jc.store.memories.get_many(ids)
+    gone = [i for i in ids if i not in still]
+    if gone:
+        await engine.sqlite_vec.delete(gone)
+        if use_qdrant:
+            await engine.delete(gone)
+    return len(gone)
+
+
 async def embed_memories(jc: JobContext, payload: EmbedPayload) -> dict[str, Any]:
     """Embed the given memories into the vector tiers (missing/deleted ids are skipped)."""
     engine = jc.engine
@@ -37,7 +50,9 @@ async def embed_memories(jc: JobContext, payload: EmbedPayload) -> dict[str, Any
         return {"embedded": 0, "skipped": "no embedding source"}
     found = await jc.store.memories.get_many(payload.memory_ids)
     memories = [found[i] for i in payload.memory_ids if i in found]
-    rebuilt = await engine.index(memories, use_qdrant=jc.settings.vector_tier == "qdrant")
+    use_qdrant = jc.settings.vector_tier == "qdrant"
+    rebuilt = await engine.index(memories, use_qdrant=use_qdrant)
+    await drop_vanished(jc, engine, [m.id for m in memories], use_qdrant)
     await jc.store.writes.mark_indexed([(m.id, m.updated_at) for m in memories])
     if rebuilt and jc.queue is not None:
         await jc.queue.enqueue(REINDEX, ReindexPayload(requested_at=time.time()))
@@ -68,6 +83,7 @@ async def reindex(
                 break
             if await engine.index(batch, use_qdrant=use_qdrant):
                 total = await jc.store.memories.count_pending_reindex()
+            await drop_vanished(jc, engine, [m.id for m in batch], use_qdrant)
             await jc.store.writes.mark_indexed([(m.id, m.updated_at) for m in batch])
             cursor = batch[-1].id
             done += len(batch)

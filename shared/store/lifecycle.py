@@ -143,8 +143,9 @@ class LifecycleStore:
 
         Each deleted memory gets one ``eviction`` event (``memory_id`` = rowid, detail: reason,
         public_id, type, category). FTS5 rows go via trigger; ``vec_memories`` rows are deleted
-        explicitly when that table exists. ``state`` = ``(name, value)`` is written in the same
-        transaction (the sweep's cursor), so progress and deletions commit together.
+        explicitly (by ``memory_id``, the vec0 primary key) when that table exists. ``state`` =
+        ``(name, value)`` is written in the same transaction (the sweep's cursor), so progress
+        and deletions commit together.
 
         Raises:
             StoreError: the database failed (nothing of this call is committed).
@@ -166,7 +167,7 @@ class LifecycleStore:
                 deleted.sort()
                 if has_vec and deleted:
                     await self.conn.executemany(
-                        f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", [(i,) for i in deleted]
+                        f"DELETE FROM {VEC_TABLE} WHERE memory_id = ?", [(i,) for i in deleted]
                     )
                 events = []
                 for i in deleted:

@@ -146,14 +146,27 @@ class ManagementStore:
                 ) as cur:
                     row = await cur.fetchone()
                 return int(row[0]) if row else 0
-            async with transaction(self.conn):
-                cur = await self.conn.execute(
-                    f"DELETE FROM memories WHERE id IN (SELECT m.id FROM memories m {where})",
+        return len(await self.delete_matching_ids(flt))
+
+    async def delete_matching_ids(self, flt: MemoryFilter) -> list[int]:
+        """Delete the matching memories in one transaction; returns their rowids, ascending
+        (for the vector tiers outside SQLite: Qdrant).
+
+        Raises:
+            StoreError: the database failed (nothing is deleted).
+        """
+        where, params = _where(flt)
+        with store_errors("bulk-deleting memories"):
+            async with (
+                transaction(self.conn),
+                self.conn.execute(
+                    f"DELETE FROM memories WHERE id IN (SELECT m.id FROM memories m {where}) "
+                    "RETURNING id",
                     params,
-                )
-                count = cur.rowcount
-                await cur.close()
-        return int(count)
+                ) as cur,
+            ):
+                rows = await cur.fetchall()
+        return sorted(int(r[0]) for r in rows)
 
     async def update(
         self, public_id: str, owners: list[str] | None, changes: MemoryChanges, now: float

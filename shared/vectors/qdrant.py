@@ -24,7 +24,8 @@ The embedding signature (``source:model:dim[:int8]``) and dimension live in the 
 metadata (``{"mnemogate_signature": str, "mnemogate_dim": int}``; Qdrant server >= 1.16), so no
 special point pollutes searches or counts. :meth:`QdrantVectorIndex.ensure` never drops data: a
 changed dimension or embedding model raises :class:`VectorIndexError` naming the remedy
-(``mnemogate qdrant recreate``, then a backfill); only the ``:int8`` suffix may change in place
+(``mnemogate qdrant recreate``, which also re-embeds every memory into the new collection);
+only the ``:int8`` suffix may change in place
 (the quantization config is updated, vectors are kept).
 
 Every qdrant-client, httpx, grpc and timeout exception is mapped to :class:`VectorIndexError`
@@ -57,7 +58,10 @@ from shared.vectors.base import VectorHit, VectorRecord
 
 QdrantQuantization = Literal["float32", "int8"]
 
-REMEDY = "run `mnemogate qdrant recreate` and then the Qdrant backfill"
+REMEDY = (
+    "run `mnemogate qdrant recreate` (drops the collection, creates it for the current model and "
+    "re-embeds every memory into it)"
+)
 SIGNATURE_KEY = "mnemogate_signature"
 DIM_KEY = "mnemogate_dim"
 INT8_SUFFIX = ":int8"
@@ -369,7 +373,8 @@ class QdrantVectorIndex:
     async def recreate(self, dim: int, signature: str) -> None:
         """Drop the collection (all vectors!) and create it empty for ``dim`` and ``signature``.
 
-        The remedy for a dimension or signature mismatch; follow it with a backfill.
+        The remedy for a dimension or signature mismatch; ``mnemogate qdrant recreate`` calls it
+        and then re-embeds every memory (``reindex --force``).
 
         Raises:
             VectorIndexError: Qdrant failed or timed out.

@@ -74,8 +74,9 @@ async def update_memory(request: Request) -> Response:
 async def delete_memory(request: Request) -> Response:
     """``DELETE /api/memory/{id}`` → ``{"deleted": memory}``."""
     principal = await principal_of(request)
+    state = state_of(request)
     memory = await management.delete_memory(
-        state_of(request).store, principal, request.path_params["id"]
+        state.store, principal, request.path_params["id"], queue=state.queue
     )
     return json_response({"deleted": memory})
 
@@ -84,7 +85,8 @@ async def bulk_delete(request: Request) -> Response:
     """``POST /api/memory/bulk-delete`` → ``{"matched", "deleted", "dry_run"}``."""
     principal = await principal_of(request)
     body = await decode_body(request, BulkDelete)
-    result = await management.bulk_delete(state_of(request).store, principal, body)
+    state = state_of(request)
+    result = await management.bulk_delete(state.store, principal, body, queue=state.queue)
     return json_response(result)
 
 

@@ -6,14 +6,17 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from shared.engine import record_of
 from shared.lifecycle.decay import EvictionReason, LifecycleRow
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.sweep import sweep
 from shared.settings import Settings, load_settings
 from shared.store import Store
 from shared.store.lifecycle import RELEVANCE_DECAYED_AT, SWEEP_CURSOR
+from shared.store.vectors import SqliteVecIndex
 from tests.lifecycle_seed import DAY, add, fts_rows, ids, query, seed_cases
 
 
@@ -200,24 +203,25 @@ async def test_l4_relevance_decay_catches_up_after_restart(db_path: str) -> None
 
 
 async def test_vec_rows_go_with_every_lifecycle_deletion(db_path: str) -> None:
-    """The lifecycle delete paths remove ``vec_memories`` rows explicitly when the table exists."""
+    """The lifecycle delete paths leave no ``vec_memories`` row (the table as the vector tier
+    builds it, with its delete trigger)."""
     now = time.time()
     store = await Store.open(db_path)
     try:
-        if await store.lifecycle.vec_table_exists():
-            pytest.skip("vec_memories is created by the vector tier now; its tests cover its rows")
-        await store.writer.execute(
-            "CREATE VIRTUAL TABLE vec_memories USING vec0(embedding float[4])"
-        )
+        vec = SqliteVecIndex(store.writer, store.reader, store.memories)
+        await vec.ensure(4, "static:test:4")
         old = await add(store, "old", created=now - 60 * DAY)
         over = await add(store, "over capacity", created=now, relevance=0.0)
         keep = await add(store, "keep", type="factual", category="fact", created=now)
-        for rowid in (old, over, keep):
-            await store.writer.execute(
-                "INSERT INTO vec_memories(rowid, embedding) VALUES (?, '[1,0,0,0]')", (rowid,)
-            )
+        found = await store.memories.get_many([old, over, keep])
+        await vec.upsert(
+            [
+                record_of(found[i], np.asarray([1.0, 0.0, 0.0, 0.0], dtype=np.float32))
+                for i in (old, over, keep)
+            ]
+        )
         await sweep(store, settings(db_path, max_memories_per_owner=1), now)
-        left = {r[0] for r in query(db_path, "SELECT rowid FROM vec_memories")}
+        left = {r[0] for r in query(db_path, "SELECT memory_id FROM vec_memories")}
         assert left == {keep}
         assert fts_rows(db_path, old) == fts_rows(db_path, over) == 0
     finally:
