@@ -79,7 +79,7 @@ class LearnResult(msgspec.Struct, frozen=True, kw_only=True):
         extractor: ``regex``, ``llm``, ``regex-fallback`` (LLM failed), ``none`` (no extraction
             ran: ``off``, or fewer than ``llm_extractor_min_turns`` turns).
         llm_error: why the LLM extraction failed, else ``None``.
-        memory_ids: rowids written (facts, then captures), for follow-up embedding.
+        memory_ids: rowids written whose content is new or changed (they need embedding).
     """
 
     turns: int = 0
@@ -243,10 +243,11 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
         for _index, text in new_turns:
             candidates.extend(extract_facts(text))
 
-    # 3-6. sanitise → sensitive check → dedupe → upsert
+    # 3-6. sanitise → sensitive check → dedupe → upsert (facts and captured turns are written
+    # together in one transaction: all or nothing, one commit per job)
     facts_written = skipped = deduped = 0
-    ids: list[int] = []
     origin = {"session_id": p.session_id, "request_id": p.request_id}
+    writes: list[NewMemory] = []
     for raw_fact in candidates:
         clean = sanitise_fact(raw_fact)
         if clean is None:
@@ -258,7 +259,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
         key = await _near_duplicate_key(jc, p, fact)
         if key is not None:
             deduped += 1
-        memory, _ = await store.writes.upsert(
+        writes.append(
             NewMemory(
                 owner_id=p.owner_id,
                 user_id=p.user_id,
@@ -268,17 +269,15 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
                 content=fact.content,
                 metadata={**origin, "confidence": fact.confidence, "extractor": extractor},
                 source="extraction",
-            ),
-            now=p.created_at,
+            )
         )
-        ids.append(memory.id)
         facts_written += 1
 
     captured = 0
     if settings.capture_turns:
         for index, text in new_turns:
             content = jc.detector.redact(text) if settings.sensitive_filter else text
-            memory, _ = await store.writes.upsert(
+            writes.append(
                 NewMemory(
                     owner_id=p.owner_id,
                     user_id=p.user_id,
@@ -288,11 +287,11 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
                     content=content,
                     metadata={**origin, "turn_index": index},
                     source="capture",
-                ),
-                now=p.created_at,
+                )
             )
-            ids.append(memory.id)
             captured += 1
+    written = await store.writes.upsert_many(writes, now=p.created_at)
+    ids = [memory.id for memory, _ in written if memory.needs_reindex]  # to embed
 
     # 7. cursor last, then events
     if total:

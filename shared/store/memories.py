@@ -8,6 +8,7 @@ filters").
 
 from __future__ import annotations
 
+import builtins
 import secrets
 import time
 from collections.abc import Sequence
@@ -101,6 +102,26 @@ def visibility_sql(
     return " AND ".join(cond), params
 
 
+_UPSERT_SQL = f"""
+INSERT INTO memories (public_id, owner_id, user_id, session_id, type, category, key, content,
+    search_text, metadata, source, created_at, updated_at, expires_at, relevance, needs_reindex)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
+ON CONFLICT (owner_id, user_id, key) DO UPDATE SET
+    session_id = excluded.session_id,
+    type = excluded.type,
+    category = excluded.category,
+    content = excluded.content,
+    search_text = excluded.search_text,
+    metadata = json_patch(memories.metadata, excluded.metadata),
+    source = excluded.source,
+    updated_at = excluded.updated_at,
+    expires_at = excluded.expires_at,
+    needs_reindex = CASE WHEN memories.content = excluded.content
+        THEN memories.needs_reindex ELSE 1 END
+RETURNING {COLUMNS}
+"""
+
+
 class MemoryStore:
     """Async access to the ``memories`` table and its FTS5 index over one connection.
 
@@ -119,54 +140,52 @@ class MemoryStore:
         Raises:
             StoreError: the database failed.
         """
+        (result,) = await self.upsert_many([new], now)
+        return result
+
+    async def upsert_many(
+        self, items: Sequence[NewMemory], now: float | None = None
+    ) -> list[tuple[Memory, bool]]:
+        """:meth:`upsert` each item, all in ONE transaction (all or nothing); same order out.
+
+        Raises:
+            StoreError: the database failed (nothing was written).
+        """
         ts = time.time() if now is None else now
-        public_id = new_public_id()
-        key = new.key if new.key else f"mem:{public_id}"
-        with store_errors("upserting a memory"):
+        out: list[tuple[Memory, bool]] = []
+        if not items:
+            return out
+        with store_errors("upserting memories"):
             async with transaction(self.conn):
-                cur = await self.conn.execute(
-                    f"""
-                    INSERT INTO memories (public_id, owner_id, user_id, session_id, type, category,
-                        key, content, search_text, metadata, source, created_at, updated_at,
-                        expires_at, relevance, needs_reindex)
-                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
-                    ON CONFLICT (owner_id, user_id, key) DO UPDATE SET
-                        session_id = excluded.session_id,
-                        type = excluded.type,
-                        category = excluded.category,
-                        content = excluded.content,
-                        search_text = excluded.search_text,
-                        metadata = json_patch(memories.metadata, excluded.metadata),
-                        source = excluded.source,
-                        updated_at = excluded.updated_at,
-                        expires_at = excluded.expires_at,
-                        needs_reindex = CASE WHEN memories.content = excluded.content
-                            THEN memories.needs_reindex ELSE 1 END
-                    RETURNING {COLUMNS}
-                    """,
-                    (
-                        public_id,
-                        new.owner_id,
-                        new.user_id,
-                        new.session_id,
-                        new.type,
-                        new.category,
-                        key,
-                        new.content,
-                        index_text(new.content, key),
-                        _json_encoder.encode(new.metadata).decode(),
-                        new.source,
-                        ts,
-                        ts,
-                        new.expires_at,
-                        new.relevance,
-                    ),
-                )
-                row = await cur.fetchone()
-                await cur.close()
-        assert row is not None
-        memory = row_to_memory(row)
-        return memory, memory.public_id == public_id
+                for new in items:
+                    public_id = new_public_id()
+                    key = new.key if new.key else f"mem:{public_id}"
+                    cur = await self.conn.execute(
+                        _UPSERT_SQL,
+                        (
+                            public_id,
+                            new.owner_id,
+                            new.user_id,
+                            new.session_id,
+                            new.type,
+                            new.category,
+                            key,
+                            new.content,
+                            index_text(new.content, key),
+                            _json_encoder.encode(new.metadata).decode(),
+                            new.source,
+                            ts,
+                            ts,
+                            new.expires_at,
+                            new.relevance,
+                        ),
+                    )
+                    row = await cur.fetchone()
+                    await cur.close()
+                    assert row is not None
+                    memory = row_to_memory(row)
+                    out.append((memory, memory.public_id == public_id))
+        return out
 
     async def get(self, public_id: str, owner_id: str | None = None) -> Memory | None:
         """The memory with ``public_id``; ``owner_id`` given → only if that owner holds it."""
@@ -194,7 +213,7 @@ class MemoryStore:
 
     async def delete(self, public_id: str, owner_id: str | None = None) -> Memory | None:
         """Delete one memory (FTS5 row and vector rows go with it via triggers); returns it."""
-        sql = f"DELETE FROM memories WHERE public_id = ?"
+        sql = "DELETE FROM memories WHERE public_id = ?"
         params: list[Any] = [public_id]
         if owner_id is not None:
             sql += " AND owner_id = ?"
@@ -255,7 +274,7 @@ class MemoryStore:
         limit: int,
         now: float,
         retention: Retention | None = None,
-    ) -> list[tuple[Memory, float]]:
+    ) -> builtins.list[tuple[Memory, float]]:
         """FTS5 search: visible memories matching ``match_query``, best first.
 
         ``match_query`` must come from :func:`shared.fts_query.build_match_query` (never raw user
@@ -292,7 +311,7 @@ class MemoryStore:
         return {r[0]: row_to_memory(r) for r in rows}
 
     async def record_access(self, ids: Sequence[int], now: float) -> None:
-        """Count one injection for each rowid; touches only counters (the FTS index is untouched)."""
+        """Count one injection for each rowid; touches only counters (FTS index untouched)."""
         if not ids:
             return
         marks = ",".join("?" * len(ids))
@@ -312,7 +331,9 @@ class MemoryStore:
                 row = await cur.fetchone()
         return int(row[0]) if row else 0
 
-    async def pending_reindex(self, *, after_id: int = 0, limit: int = 256) -> list[Memory]:
+    async def pending_reindex(
+        self, *, after_id: int = 0, limit: int = 256
+    ) -> builtins.list[Memory]:
         """Memories marked ``needs_reindex`` with rowid > ``after_id``, in rowid order."""
         with store_errors("listing memories to embed"):
             async with self.conn.execute(
