@@ -110,7 +110,9 @@ class Scores:
 
     def table(self, title: str) -> str:
         """A printable table: overall then each category."""
-        head = f"{'':<14}{'n':>6}" + "".join(f"{'Hit@' + str(k):>9}" for k in self.ks) + f"{'MRR':>9}"
+        head = (
+            f"{'':<14}{'n':>6}" + "".join(f"{'Hit@' + str(k):>9}" for k in self.ks) + f"{'MRR':>9}"
+        )
         lines = [title, head]
         groups = [("all (1-4)", self.rows)] + [
             (f"{c} {name}", [r for r in self.rows if r[0] == c]) for c, name in CATEGORIES.items()

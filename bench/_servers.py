@@ -32,11 +32,16 @@ def wait_port(port: int, timeout_s: float = 30.0) -> None:
 
 
 @contextlib.contextmanager
-def process(args: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def process(
+    args: list[str], env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``args`` (cwd = project root) for the duration of the block; stop it by pid after."""
     proc = subprocess.Popen(
-        args, cwd=ROOT, env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        args,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         yield proc
@@ -57,8 +62,18 @@ def fake_upstream(reply: str = "OK", mirror: bool = False) -> Iterator[str]:
     """
     port = free_port()
     extra = ["--mirror"] if mirror else []
-    with process([sys.executable, "-m", "tests.fakes.upstream", "--port", str(port),
-                  "--reply", reply, *extra]):
+    with process(
+        [
+            sys.executable,
+            "-m",
+            "tests.fakes.upstream",
+            "--port",
+            str(port),
+            "--reply",
+            reply,
+            *extra,
+        ]
+    ):
         wait_port(port)
         yield f"http://127.0.0.1:{port}/v1"
 
@@ -67,8 +82,11 @@ def create_key(db_path: str) -> str:
     """Create an API key in ``db_path`` through the CLI; returns the secret (last stdout line)."""
     out = subprocess.run(
         [sys.executable, "-m", "services.cli", "keys", "create", "--name", "bench"],
-        cwd=ROOT, env={**os.environ, "MNEMOGATE_DB_PATH": db_path},
-        check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        env={**os.environ, "MNEMOGATE_DB_PATH": db_path},
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return out.stdout.strip().splitlines()[-1]
 

@@ -26,16 +26,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
-import numpy as np  # noqa: E402
+import httpx
+import numpy as np
 
-from bench._locomo import Scores, load  # noqa: E402
-from shared.engine import build_engine, record_of  # noqa: E402
-from shared.models import NewMemory, Scope  # noqa: E402
-from shared.retrieval import recall, retention_of  # noqa: E402
-from shared.settings import load_settings  # noqa: E402
-from shared.store import Store  # noqa: E402
-from shared.store.vectors import SqliteVecIndex  # noqa: E402
+from bench._locomo import Scores, load
+from shared.engine import build_engine, record_of
+from shared.models import NewMemory, Scope
+from shared.retrieval import recall, retention_of
+from shared.settings import load_settings
+from shared.store import Store
+from shared.store.vectors import SqliteVecIndex
 
 STRATEGY = {"fts": "exact", "vector": "semantic", "hybrid": "hybrid"}
 
@@ -69,8 +69,13 @@ async def main_async(args: argparse.Namespace) -> None:
         for conv in convs:
             for turn in conv.turns:
                 m, _ = await store.writes.upsert(
-                    NewMemory(owner_id=conv.sample_id, content=turn.memory_text(args.with_date),
-                              type="semantic", category="fact", key=f"turn:{turn.dia_id}"),
+                    NewMemory(
+                        owner_id=conv.sample_id,
+                        content=turn.memory_text(args.with_date),
+                        type="semantic",
+                        category="fact",
+                        key=f"turn:{turn.dia_id}",
+                    ),
                     now=now,
                 )
                 dia_of[m.id] = turn.dia_id
@@ -88,9 +93,11 @@ async def main_async(args: argparse.Namespace) -> None:
             await engine.sqlite_vec.upsert([record_of(m, mat[i]) for i, m in enumerate(memories)])
             vectors = {m.id: mat[i] for i, m in enumerate(memories)}
             t_embed = time.perf_counter() - t1
-        print(f"indexed {len(dia_of)} turns of {len(convs)} conversations: store "
-              f"{t_store:.1f} s, embeddings {t_embed:.1f} s"
-              + (f" ({engine.embedder.signature})" if engine.embedder else ""))
+        print(
+            f"indexed {len(dia_of)} turns of {len(convs)} conversations: store "
+            f"{t_store:.1f} s, embeddings {t_embed:.1f} s"
+            + (f" ({engine.embedder.signature})" if engine.embedder else "")
+        )
         for variant in grid(settings, args.grid):
             await evaluate(store, engine, convs, variant, dia_of, args.engine)
         if args.compare_int8 and engine.enabled and engine.embedder is not None:
@@ -107,8 +114,10 @@ def grid(settings, spec: str | None):  # type: ignore[no-untyped-def]
 
     if not spec:
         return [settings]
-    axes = [(name, values.split(",")) for name, values in
-            (part.split("=", 1) for part in spec.split(";") if part)]
+    axes = [
+        (name, values.split(","))
+        for name, values in (part.split("=", 1) for part in spec.split(";") if part)
+    ]
     out = []
     for combo in itertools.product(*(values for _, values in axes)):
         raw = msgspec.structs.asdict(settings)
@@ -130,13 +139,20 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name) -> None:
             latencies.append((time.perf_counter() - s) * 1000)
             injected.append(len(result.memories))
             scores.add(q.category, [dia_of[m.id] for m in result.memories], q.evidence)
-    print(scores.table(f"engine={engine_name} strategy={settings.retrieval_strategy} "
-                       f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
-                       f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
-                       f"min_sim={settings.vector_min_similarity}"))
-    print(f"recall latency (n={len(latencies)}): p50 {pct(latencies, .5):.2f} ms, "
-          f"p99 {pct(latencies, .99):.2f} ms; memories returned: mean "
-          f"{sum(injected) / max(1, len(injected)):.1f}", flush=True)
+    print(
+        scores.table(
+            f"engine={engine_name} strategy={settings.retrieval_strategy} "
+            f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
+            f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
+            f"min_sim={settings.vector_min_similarity}"
+        )
+    )
+    print(
+        f"recall latency (n={len(latencies)}): p50 {pct(latencies, 0.5):.2f} ms, "
+        f"p99 {pct(latencies, 0.99):.2f} ms; memories returned: mean "
+        f"{sum(injected) / max(1, len(injected)):.1f}",
+        flush=True,
+    )
 
 
 async def compare_int8(store, engine, vectors, convs, settings, tmp) -> None:  # type: ignore[no-untyped-def]
@@ -159,9 +175,11 @@ async def compare_int8(store, engine, vectors, convs, settings, tmp) -> None:  #
                 agree.append(len(f & i) / len(f))
     size_f = await vec_bytes(store)
     size_i = await vec_bytes(store8)
-    print(f"int8 vs float32 KNN recall@10 agreement: {sum(agree) / len(agree):.3f} "
-          f"(n={len(agree)}); vector storage: float32 {size_f / 1e6:.2f} MB, int8 "
-          f"{size_i / 1e6:.2f} MB ({size_i / max(1, size_f):.2f}x)")
+    print(
+        f"int8 vs float32 KNN recall@10 agreement: {sum(agree) / len(agree):.3f} "
+        f"(n={len(agree)}); vector storage: float32 {size_f / 1e6:.2f} MB, int8 "
+        f"{size_i / 1e6:.2f} MB ({size_i / max(1, size_f):.2f}x)"
+    )
     await store8.close()
 
 
@@ -179,15 +197,25 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--engine", choices=list(STRATEGY), default="hybrid")
     parser.add_argument("--source", choices=["transformers", "static"], default="transformers")
-    parser.add_argument("--static-path", default=None, help="static table (.npz) for --source static")
+    parser.add_argument(
+        "--static-path", default=None, help="static table (.npz) for --source static"
+    )
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--top-k", type=int, default=20)
     parser.add_argument("--no-date", dest="with_date", action="store_false")
     parser.add_argument("--compare-int8", action="store_true")
-    parser.add_argument("--grid", default=None,
-                        help="evaluate every combination, e.g. 'rrf_k=10,60;rrf_vector_weight=1,0.5'")
-    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
-                        help="override a setting, e.g. rrf_k=60")
+    parser.add_argument(
+        "--grid",
+        default=None,
+        help="evaluate every combination, e.g. 'rrf_k=10,60;rrf_vector_weight=1,0.5'",
+    )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a setting, e.g. rrf_k=60",
+    )
     asyncio.run(main_async(parser.parse_args()))
 
 

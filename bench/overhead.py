@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import aiohttp  # noqa: E402
+import aiohttp
 
-from bench._servers import create_key, fake_upstream, gateway  # noqa: E402
+from bench._servers import create_key, fake_upstream, gateway
 
 BODY = {
     "model": "fake-model",
@@ -40,7 +40,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-async def load(url: str, headers: dict[str, str], n: int, concurrency: int) -> tuple[list[float], float]:
+async def load(
+    url: str, headers: dict[str, str], n: int, concurrency: int
+) -> tuple[list[float], float]:
     """Send ``n`` requests with ``concurrency`` in flight; returns (latencies ms, wall seconds)."""
     latencies: list[float] = []
     connector = aiohttp.TCPConnector(limit=concurrency)
@@ -72,15 +74,19 @@ async def run(n: int, rounds: int) -> None:
             auth = {"authorization": f"Bearer {secret}"}
             targets = {
                 "direct": (up + "/chat/completions", {}),
-                "gateway, memory off": (gw + "/v1/chat/completions",
-                                        {**auth, "x-mnemogate-no-memory": "1"}),
+                "gateway, memory off": (
+                    gw + "/v1/chat/completions",
+                    {**auth, "x-mnemogate-no-memory": "1"},
+                ),
                 "gateway, memory on": (gw + "/v1/chat/completions", auth),
             }
-            for name, (url, h) in targets.items():  # warm-up
+            for url, h in targets.values():  # warm-up
                 await load(url, h, 50, 5)
             print(f"requests per cell: {n * rounds} ({rounds} interleaved rounds of {n})")
-            print(f"{'target':<22} {'conc':>4} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} "
-                  f"{'p50 x':>7} {'p99 x':>7}")
+            print(
+                f"{'target':<22} {'conc':>4} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} "
+                f"{'p50 x':>7} {'p99 x':>7}"
+            )
             for conc in (1, 10):
                 lat: dict[str, list[float]] = {k: [] for k in targets}
                 wall: dict[str, float] = {k: 0.0 for k in targets}
@@ -93,8 +99,10 @@ async def run(n: int, rounds: int) -> None:
                 for name in targets:
                     p50, p99 = pct(lat[name], 0.5), pct(lat[name], 0.99)
                     rps = len(lat[name]) / wall[name]
-                    print(f"{name:<22} {conc:>4} {p50:>8.2f} {p99:>8.2f} {rps:>8.0f} "
-                          f"{p50 / base50:>7.2f} {p99 / base99:>7.2f}")
+                    print(
+                        f"{name:<22} {conc:>4} {p50:>8.2f} {p99:>8.2f} {rps:>8.0f} "
+                        f"{p50 / base50:>7.2f} {p99 / base99:>7.2f}"
+                    )
                 added = statistics.median(lat["gateway, memory on"]) - statistics.median(
                     lat["direct"]
                 )

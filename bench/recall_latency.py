@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sqlean  # noqa: E402
+import sqlean
 
-from shared.fts_query import index_text  # noqa: E402
-from shared.models import Scope  # noqa: E402
-from shared.retrieval import recall  # noqa: E402
-from shared.settings import load_settings  # noqa: E402
-from shared.store import Store  # noqa: E402
+from shared.fts_query import index_text
+from shared.models import Scope
+from shared.retrieval import recall
+from shared.settings import load_settings
+from shared.store import Store
 
 VOCAB = 5000
 STOP = ["the", "a", "my", "is", "what", "do", "I", "with", "for"]
@@ -38,8 +38,9 @@ STOP = ["the", "a", "my", "is", "what", "do", "I", "with", "for"]
 
 def make_words(rng: random.Random) -> tuple[list[str], list[float]]:
     syllables = ["ka", "lo", "mi", "ren", "to", "sa", "vi", "nor", "el", "dan", "qu", "pe"]
-    words = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
-                    for _ in range(VOCAB * 2)})[:VOCAB]
+    words = sorted(
+        {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(VOCAB * 2)}
+    )[:VOCAB]
     weights = [1.0 / (i + 1) ** 1.1 for i in range(len(words))]
     return words, weights
 
@@ -57,8 +58,19 @@ def seed(path: str, n: int, rng: random.Random, words: list[str], weights: list[
         owner = "owner-0" if i < n else f"owner-{1 + i % 9}"
         content = "User " + sentence(rng, words, weights, rng.randint(6, 18))
         key = f"k{i}"
-        rows.append((f"mem_{i}", owner, "semantic", "fact", key, content,
-                     index_text(content, key), now, now))
+        rows.append(
+            (
+                f"mem_{i}",
+                owner,
+                "semantic",
+                "fact",
+                key,
+                content,
+                index_text(content, key),
+                now,
+                now,
+            )
+        )
     conn.execute("BEGIN")
     conn.executemany(
         "INSERT INTO memories (public_id, owner_id, type, category, key, content, search_text, "
@@ -97,8 +109,10 @@ async def main_async(sizes: list[int], n_queries: int) -> None:
         for _ in range(n_queries)
     ]
     base = None
-    print(f"{'memories (owner)':>17} {'rows total':>10} {'seed s':>7} {'p50 ms':>8} {'p99 ms':>8} "
-          f"{'p50 x':>6}")
+    print(
+        f"{'memories (owner)':>17} {'rows total':>10} {'seed s':>7} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'p50 x':>6}"
+    )
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "bench.db")
@@ -110,8 +124,10 @@ async def main_async(sizes: list[int], n_queries: int) -> None:
             lat = await measure(path, queries)
         p50 = pct(lat, 0.5)
         base = base or p50
-        print(f"{n:>17,} {2 * n:>10,} {seeded:>7.1f} {p50:>8.2f} {pct(lat, 0.99):>8.2f} "
-              f"{p50 / base:>6.2f}")
+        print(
+            f"{n:>17,} {2 * n:>10,} {seeded:>7.1f} {p50:>8.2f} {pct(lat, 0.99):>8.2f} "
+            f"{p50 / base:>6.2f}"
+        )
 
 
 def main() -> None:

@@ -30,17 +30,73 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import openai  # noqa: E402
-import sqlean  # noqa: E402
+import openai
+import sqlean
 
-from bench._locomo import Conversation, Scores, load  # noqa: E402
-from bench._servers import create_key, fake_upstream, gateway  # noqa: E402
+from bench._locomo import Conversation, Scores, load
+from bench._servers import create_key, fake_upstream, gateway
 
 BLOCK_LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2}\] (?:\([a-z_-]+\) )?(.*)$")
 BASELINE_STOP = frozenset(
-    "a an and are as at be but by did do does for from had has have he her him his how i if in "
-    "is it its me my of on or our she so that the their them they this to was we were what when "
-    "where which who why will with would you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
 )
 
 
@@ -55,9 +111,11 @@ def injected_contents(reply: str) -> list[str]:
     out: list[str] = []
     for m in messages:
         content = m.get("content")
-        texts = [content] if isinstance(content, str) else [
-            p.get("text", "") for p in content or [] if isinstance(p, dict)
-        ]
+        texts = (
+            [content]
+            if isinstance(content, str)
+            else [p.get("text", "") for p in content or [] if isinstance(p, dict)]
+        )
         for text in texts:
             if "<recalled_memories>" not in text:
                 continue
@@ -100,9 +158,11 @@ def count_turns(db_path: str, user: str) -> int:
     """Turn memories of ``user`` in the gateway's SQLite (0 if unreadable)."""
     conn = sqlean.connect(db_path)
     try:
-        return int(conn.execute(
-            "SELECT COUNT(*) FROM memories WHERE user_id = ? AND category = 'turn'", (user,)
-        ).fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT COUNT(*) FROM memories WHERE user_id = ? AND category = 'turn'", (user,)
+            ).fetchone()[0]
+        )
     except sqlean.Error:
         return 0
     finally:
@@ -142,18 +202,25 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
             by_text.setdefault(norm(text), turn.dia_id)
             s = time.perf_counter()
             client.chat.completions.create(
-                model="fake-model", user=user, messages=[{"role": "user", "content": text}],
+                model="fake-model",
+                user=user,
+                messages=[{"role": "user", "content": text}],
                 extra_headers={"x-mnemogate-session-id": f"{user}-replay"},
             )
             replay_ms.append((time.perf_counter() - s) * 1000)
         learned = wait_learned(db_path, user) if db_path else len(conv.turns)
-        print(f"{conv.sample_id}: replayed {len(conv.turns)} turns in "
-              f"{time.perf_counter() - t0:.1f}s, learned {learned}; "
-              f"asking {len(conv.questions)} questions", flush=True)
+        print(
+            f"{conv.sample_id}: replayed {len(conv.turns)} turns in "
+            f"{time.perf_counter() - t0:.1f}s, learned {learned}; "
+            f"asking {len(conv.questions)} questions",
+            flush=True,
+        )
         for q in conv.questions:
             s = time.perf_counter()
             resp = client.chat.completions.create(
-                model="fake-model", user=user, messages=[{"role": "user", "content": q.text}],
+                model="fake-model",
+                user=user,
+                messages=[{"role": "user", "content": q.text}],
                 extra_headers={"x-mnemogate-no-learn": "1"},
             )
             ask_ms.append((time.perf_counter() - s) * 1000)
@@ -173,16 +240,24 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
     print()
     print(base_scores.table("baseline: plain FTS5 OR-query, top 10"))
     print()
-    print(f"injected memories per question: mean {statistics.mean(injected_counts):.1f}, "
-          f"median {statistics.median(injected_counts):.0f}, max {max(injected_counts)}; "
-          f"injected lines not mapped to a turn: {unmapped}")
-    print(f"gateway latency, replay turns (n={len(replay_ms)}): p50 {pct(replay_ms, .5):.2f} ms, "
-          f"p90 {pct(replay_ms, .9):.2f} ms, p99 {pct(replay_ms, .99):.2f} ms")
-    print(f"gateway latency, questions (n={len(ask_ms)}): p50 {pct(ask_ms, .5):.2f} ms, "
-          f"p90 {pct(ask_ms, .9):.2f} ms, p99 {pct(ask_ms, .99):.2f} ms")
+    print(
+        f"injected memories per question: mean {statistics.mean(injected_counts):.1f}, "
+        f"median {statistics.median(injected_counts):.0f}, max {max(injected_counts)}; "
+        f"injected lines not mapped to a turn: {unmapped}"
+    )
+    print(
+        f"gateway latency, replay turns (n={len(replay_ms)}): p50 {pct(replay_ms, 0.5):.2f} ms, "
+        f"p90 {pct(replay_ms, 0.9):.2f} ms, p99 {pct(replay_ms, 0.99):.2f} ms"
+    )
+    print(
+        f"gateway latency, questions (n={len(ask_ms)}): p50 {pct(ask_ms, 0.5):.2f} ms, "
+        f"p90 {pct(ask_ms, 0.9):.2f} ms, p99 {pct(ask_ms, 0.99):.2f} ms"
+    )
     g, b = gw_scores.summary(), base_scores.summary()
-    print(f"Hit@5 gateway {g['hit@5']:.3f} vs baseline {b['hit@5']:.3f} "
-          f"({'>=' if g['hit@5'] >= b['hit@5'] else '<'} baseline)")
+    print(
+        f"Hit@5 gateway {g['hit@5']:.3f} vs baseline {b['hit@5']:.3f} "
+        f"({'>=' if g['hit@5'] >= b['hit@5'] else '<'} baseline)"
+    )
 
 
 def main() -> None:
@@ -192,10 +267,19 @@ def main() -> None:
     parser.add_argument("--gateway-url", default=None)
     parser.add_argument("--api-key", default=None)
     parser.add_argument("--db-path", default=None, help="the running gateway's SQLite (to wait)")
-    parser.add_argument("--no-date", dest="with_date", action="store_false",
-                        help="replay turns as '<speaker>: <text>' without the session date")
-    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra MNEMOGATE_ setting for the gateway this script starts")
+    parser.add_argument(
+        "--no-date",
+        dest="with_date",
+        action="store_false",
+        help="replay turns as '<speaker>: <text>' without the session date",
+    )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra MNEMOGATE_ setting for the gateway this script starts",
+    )
     args = parser.parse_args()
     if args.gateway_url:
         if not args.api_key:

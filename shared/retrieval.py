@@ -138,7 +138,11 @@ async def recall(
         assert engine is not None
         try:
             result = await engine.vector_search(
-                query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
+                query,
+                scope,
+                settings.recall_top_k,
+                now,
+                use_qdrant=settings.vector_tier == "qdrant",
             )
             degraded = result.degraded
             vector_tier = result.tier

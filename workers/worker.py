@@ -22,8 +22,6 @@ from arq.worker import Function, Worker, func
 
 from shared.engine import build_engine
 from shared.jobs.context import JobContext, build_detector
-from shared.jobs.reindex import start_reindex_if_rebuilt
-from shared.retrieval import retention_of
 from shared.jobs.handlers import HANDLERS, TransientJobError, backoff_s, dead_letter, execute
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
@@ -33,6 +31,8 @@ from shared.jobs.payloads import (
     encode_payload,
 )
 from shared.jobs.queue import ArqQueue, job_deserializer, job_serializer
+from shared.jobs.reindex import start_reindex_if_rebuilt
+from shared.retrieval import retention_of
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import Settings, load_providers
 from shared.store import Store

@@ -29,10 +29,10 @@ from services.gateway.models import list_models
 from services.gateway.state import GatewayState
 from shared.engine import build_engine
 from shared.jobs.context import JobContext, build_detector
-from shared.jobs.reindex import start_reindex_if_rebuilt
-from shared.retrieval import retention_of
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
+from shared.jobs.reindex import start_reindex_if_rebuilt
+from shared.retrieval import retention_of
 from shared.settings import Settings, load_providers
 from shared.store import Store
 
@@ -43,7 +43,9 @@ REDIS_SOCKET_TIMEOUT_S = 2.0
 
 def upstream_client(settings: Settings) -> httpx.AsyncClient:
     """The shared upstream client: httpx over the aiohttp transport, timeouts from settings."""
-    timeout = httpx.Timeout(settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s)
+    timeout = httpx.Timeout(
+        settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
+    )
     limits = httpx.Limits(max_connections=512, max_keepalive_connections=128)
     return httpx.AsyncClient(
         transport=AiohttpTransport(limits=limits, trust_env=False), timeout=timeout, limits=limits

@@ -36,7 +36,8 @@ def parse_chat_request(raw: bytes) -> dict[str, Any]:
     """Decode and validate a ``/v1/chat/completions`` body; unknown fields are kept as they are.
 
     Checks: a JSON object; ``model`` a non-empty string; ``messages`` a non-empty list of objects
-    each with a known string ``role``; ``stream`` a boolean if present; ``user`` a string if present.
+    each with a known string ``role``; ``stream`` a boolean if present; ``user`` a string if
+    present.
 
     Raises:
         InvalidRequest: malformed JSON or a field of the wrong type (HTTP 400).

@@ -8,6 +8,7 @@ client disconnect cancels the upstream request.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -143,10 +144,8 @@ async def chat_completions(request: Request) -> Response:
     background = None
     if upstream.status_code < 300:
         assistant = ""
-        try:
+        with contextlib.suppress(msgspec.DecodeError):
             assistant = assistant_text_from_json(msgspec.json.decode(upstream.content))
-        except msgspec.DecodeError:
-            pass
         background = BackgroundTask(_after_success, state, learn, access, assistant)
     return Response(
         upstream.content,

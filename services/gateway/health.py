@@ -51,9 +51,7 @@ async def readyz(request: Request) -> Response:
     if engine is not None:
         # The vector tier degrades to keyword recall, so it is reported but never fails readiness.
         try:
-            checks.update(
-                await asyncio.wait_for(engine.health(), READY_CHECK_TIMEOUT_S * 2)
-            )
+            checks.update(await asyncio.wait_for(engine.health(), READY_CHECK_TIMEOUT_S * 2))
             checks["reindex_pending"] = str(await state.store.memories.count_pending_reindex())
         except Exception as exc:
             checks["vector"] = f"error: {type(exc).__name__}"

@@ -102,7 +102,9 @@ async def open_stream(
         return await client.send(request, stream=True)
 
 
-async def get_json(client: httpx.AsyncClient, provider: ProviderConfig, path: str) -> httpx.Response:
+async def get_json(
+    client: httpx.AsyncClient, provider: ProviderConfig, path: str
+) -> httpx.Response:
     """GET ``{base_url}{path}`` with the provider's key.
 
     Raises:

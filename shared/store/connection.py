@@ -8,19 +8,17 @@ exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.Stor
 from __future__ import annotations
 
 import asyncio
-import asyncio
 import contextlib
 import importlib.resources
 import re
 import time
 import weakref
-import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiosqlite
-import sqlean  # type: ignore[import-untyped]
-import sqlite_vec  # type: ignore[import-untyped]
+import sqlean
+import sqlite_vec
 
 from shared.errors import StoreError
 

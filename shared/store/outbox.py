@@ -43,7 +43,8 @@ class OutboxStore:
         """The oldest ``limit`` parked jobs (they stay parked until :meth:`remove`)."""
         with store_errors("reading the job outbox"):
             async with self.conn.execute(
-                "SELECT id, job_name, job_id, payload, attempts FROM job_outbox ORDER BY id LIMIT ?",
+                "SELECT id, job_name, job_id, payload, attempts FROM job_outbox "
+                "ORDER BY id LIMIT ?",
                 (limit,),
             ) as cur:
                 rows = await cur.fetchall()

@@ -115,7 +115,8 @@ class SqliteVecIndex:
                         f"owner_id TEXT PARTITION KEY, embedding {column} distance_metric=cosine)"
                     )
                     await self.writer.execute(
-                        f"CREATE TRIGGER IF NOT EXISTS memories_vec_delete AFTER DELETE ON memories "
+                        "CREATE TRIGGER IF NOT EXISTS memories_vec_delete "
+                        "AFTER DELETE ON memories "
                         f"BEGIN DELETE FROM {TABLE} WHERE memory_id = old.id; END"
                     )
                     await self.writer.execute(
@@ -147,8 +148,10 @@ class SqliteVecIndex:
         if not self.int8:
             return np.asarray(vector, dtype=np.float32).tobytes()
         s = scale or 1.0
-        q = np.clip(np.rint(np.asarray(vector, dtype=np.float32) / s * INT8_MAX), -INT8_MAX, INT8_MAX)
-        return q.astype(np.int8).tobytes()
+        q = np.clip(
+            np.rint(np.asarray(vector, dtype=np.float32) / s * INT8_MAX), -INT8_MAX, INT8_MAX
+        )
+        return bytes(q.astype(np.int8).tobytes())
 
     def _param(self) -> str:
         return "vec_int8(?)" if self.int8 else "?"
@@ -176,14 +179,14 @@ class SqliteVecIndex:
             return
         mat = np.asarray([r.vector for r in records], dtype=np.float32)
         scale = await self._int8_scale(mat)
-        rows = [(r.memory_id, r.owner_id, self._encode(mat[i], scale)) for i, r in enumerate(records)]
+        rows = [
+            (r.memory_id, r.owner_id, self._encode(mat[i], scale)) for i, r in enumerate(records)
+        ]
         ids = [(r.memory_id,) for r in records]
         try:
             with store_errors("writing vectors"):
                 async with transaction(self.writer):
-                    await self.writer.executemany(
-                        f"DELETE FROM {TABLE} WHERE memory_id = ?", ids
-                    )
+                    await self.writer.executemany(f"DELETE FROM {TABLE} WHERE memory_id = ?", ids)
                     await self.writer.executemany(
                         f"INSERT INTO {TABLE} (memory_id, owner_id, embedding) "
                         f"VALUES (?, ?, {self._param()})",

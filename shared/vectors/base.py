@@ -23,7 +23,8 @@ class VectorRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One memory's vector and the payload every tier filters on.
 
     ``vector``: float32 values, length = the index dimension, L2-normalised.
-    Times are unix seconds; ``user_id`` ``""`` = owner-wide; ``session_id`` None = not session-scoped.
+    Times are unix seconds; ``user_id`` ``""`` = owner-wide; ``session_id`` None = not
+    session-scoped.
     """
 
     memory_id: int

@@ -53,8 +53,10 @@ def teach_and_recall(gw: GatewayHarness, upstream: FakeUpstream, *, stream: bool
     upstream.reply_text = "Nice to meet you, Alice from Berlin"
     assert chat(client, TEACH, stream=stream, session="s1") == upstream.reply_text
     memories = gw.wait_for_memories(
-        lambda ms: any("Berlin" in m.content and m.category != "turn" for m in ms)
-        and any("Alice" in m.content and m.category != "turn" for m in ms),
+        lambda ms: (
+            any("Berlin" in m.content and m.category != "turn" for m in ms)
+            and any("Alice" in m.content and m.category != "turn" for m in ms)
+        ),
         owner_id=key_id,
     )
     assert all(m.owner_id == key_id for m in memories)

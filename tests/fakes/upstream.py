@@ -100,7 +100,11 @@ class FakeUpstream:
             )
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [
-            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, self.embedding_dim)}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": hashed_embedding(t, self.embedding_dim),
+            }
             for i, t in enumerate(inputs)
         ]
         return JSONResponse({"object": "list", "data": data, "model": body.get("model", "")})
@@ -234,8 +238,9 @@ def main() -> None:
         fake.base_url = f"http://127.0.0.1:{args.port}/v1"
     fake.reply_text = args.reply
     fake.mirror = args.mirror
-    uvicorn.run(fake._app(), host="127.0.0.1", port=fake.port, log_level="warning",
-                access_log=False)
+    uvicorn.run(
+        fake._app(), host="127.0.0.1", port=fake.port, log_level="warning", access_log=False
+    )
 
 
 if __name__ == "__main__":

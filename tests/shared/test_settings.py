@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ _DOC = re.compile(r"^# .+ \[[^\]]+\] \(default: (.*)\)$")
 def _documented() -> dict[str, tuple[str, str]]:
     lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
     out: dict[str, tuple[str, str]] = {}
-    for prev, line in zip(lines, lines[1:], strict=False):
+    for prev, line in itertools.pairwise(lines):
         match = _LINE.match(line)
         if match:
             doc = _DOC.match(prev)
@@ -55,7 +56,11 @@ def test_example_file_loads_as_settings():
         ({"MNEMOGATE_MEMORY_ENABLED": "false"}, "memory_enabled", False),
         ({"MNEMOGATE_CAPTURE_TURNS": "0"}, "capture_turns", False),
         ({"MNEMOGATE_RRF_K": "60"}, "rrf_k", 60.0),
-        ({"MNEMOGATE_INJECTION_STRATEGY": "leading_system"}, "injection_strategy", "leading_system"),
+        (
+            {"MNEMOGATE_INJECTION_STRATEGY": "leading_system"},
+            "injection_strategy",
+            "leading_system",
+        ),
         ({"MNEMOGATE_REDIS_URL": ""}, "embedded", True),
         ({"MNEMOGATE_REDIS_URL": "redis://x"}, "embedded", False),
     ],

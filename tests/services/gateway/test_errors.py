@@ -50,10 +50,14 @@ def post(gateway, secret, content=None, json=None, headers=None, timeout=10.0):
         (b'{"model": "m", "messages": [{"role": "wizard", "content": "x"}]}', "invalid_request"),
         (b'{"model": "m", "messages": [{"role": "user", "content": 5}]}', "invalid_request"),
         (b'{"model": 7, "messages": [{"role": "user", "content": "x"}]}', "invalid_request"),
-        (b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "x"}]}',
-         "invalid_request"),
-        (b'{"model": "m", "user": 5, "messages": [{"role": "user", "content": "x"}]}',
-         "invalid_request"),
+        (
+            b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "x"}]}',
+            "invalid_request",
+        ),
+        (
+            b'{"model": "m", "user": 5, "messages": [{"role": "user", "content": "x"}]}',
+            "invalid_request",
+        ),
     ],
 )
 def test_malformed_requests_get_400(gateway, upstream, key, body, code):
@@ -136,8 +140,11 @@ def test_slow_upstream_gets_504(gateway_factory, upstream):
 def test_upstream_error_status_and_body_are_preserved(gateway, upstream, key, stream):
     _, secret = key
     upstream.fail_status = 500
-    body = {"model": "m", "stream": stream,
-            "messages": [{"role": "user", "content": "My name is Erin"}]}
+    body = {
+        "model": "m",
+        "stream": stream,
+        "messages": [{"role": "user", "content": "My name is Erin"}],
+    }
     resp = post(gateway, secret, json=body)
     assert resp.status_code == 500
     assert resp.json()["error"]["code"] == "boom"

@@ -52,8 +52,20 @@ def key(gateway):
 
 @pytest.mark.parametrize(
     "query",
-    ["what's my favorite editor?", "C++ tips", 'say "hi"', "NEAR(a b)", "*", "AND OR NOT",
-     "col:val ^ - + ( ) {", "", "   ", "😀🚀", "Ω≈ç√∫", "'; DROP TABLE memories; --"],
+    [
+        "what's my favorite editor?",
+        "C++ tips",
+        'say "hi"',
+        "NEAR(a b)",
+        "*",
+        "AND OR NOT",
+        "col:val ^ - + ( ) {",
+        "",
+        "   ",
+        "😀🚀",
+        "Ω≈ç√∫",
+        "'; DROP TABLE memories; --",
+    ],
 )
 def test_r1_fts_operators_and_quotes_never_fail(gateway, upstream, key, query):
     key_id, secret = key
@@ -92,8 +104,12 @@ def test_r3_unrelated_query_injects_nothing(gateway, upstream, key):
 
 @pytest.mark.parametrize(
     ("stored", "query"),
-    [("我喜欢喝绿茶", "绿茶"), ("私は緑茶が好きです", "緑茶は好き?"),
-     ("Я люблю зелёный чай", "зелёный"), ("Je préfère le café crème", "cafe")],
+    [
+        ("我喜欢喝绿茶", "绿茶"),
+        ("私は緑茶が好きです", "緑茶は好き?"),
+        ("Я люблю зелёный чай", "зелёный"),
+        ("Je préfère le café crème", "cafe"),
+    ],
 )
 def test_r4_non_latin_text_is_found(gateway, upstream, key, stored, query):
     key_id, secret = key
@@ -157,8 +173,14 @@ def test_system_must_be_first_gets_one_leading_system_message(gateway_factory, u
     key_id, secret = gw.create_key()
     seed(gw, key_id, "User prefers TypeScript over JavaScript")
     caller = "You are a terse assistant."
-    ask(gw, secret, [{"role": "system", "content": caller},
-                     {"role": "user", "content": "Which language do I prefer?"}])
+    ask(
+        gw,
+        secret,
+        [
+            {"role": "system", "content": caller},
+            {"role": "user", "content": "Which language do I prefer?"},
+        ],
+    )
     msgs = sent_messages(upstream)
     systems = [i for i, m in enumerate(msgs) if m["role"] == "system"]
     assert systems == [0]
@@ -170,8 +192,9 @@ def test_top_level_system_provider(gateway_factory, upstream):
     gw = gateway_factory(upstream_top_level_system=True)
     key_id, secret = gw.create_key()
     seed(gw, key_id, "User prefers TypeScript over JavaScript")
-    ask(gw, secret, [{"role": "user", "content": "Which language do I prefer?"}],
-        system="Be brief.")
+    ask(
+        gw, secret, [{"role": "user", "content": "Which language do I prefer?"}], system="Be brief."
+    )
     body = upstream.requests[-1]
     assert all(m["role"] != "system" for m in body["messages"])
     assert body["system"].startswith("Be brief.")
@@ -184,8 +207,11 @@ def test_r8_prompt_prefix_is_byte_identical_between_turns(gateway, upstream, key
     sys_msg = {"role": "system", "content": "You are helpful."}
     turn1 = [sys_msg, {"role": "user", "content": "Which language do I prefer?"}]
     ask(gateway, secret, turn1, temperature=0.2)
-    turn2 = [*turn1, {"role": "assistant", "content": "TypeScript."},
-             {"role": "user", "content": "And how do I deploy, with Docker?"}]
+    turn2 = [
+        *turn1,
+        {"role": "assistant", "content": "TypeScript."},
+        {"role": "user", "content": "And how do I deploy, with Docker?"},
+    ]
     ask(gateway, secret, turn2, temperature=0.2)
     raw1, raw2 = upstream.raw_requests[-2], upstream.raw_requests[-1]
     marker = b"<recalled_memories>"
@@ -210,11 +236,19 @@ def test_r9_expired_memory_is_not_injected(gateway, upstream, key):
 def test_session_scoped_memories_stay_in_their_session(gateway, upstream, key):
     key_id, secret = key
     seed(gateway, key_id, "Session note: the deploy password hint is tulip", session_id="s-1")
-    ask(gateway, secret, [{"role": "user", "content": "What is the deploy hint?"}],
-        headers={"x-mnemogate-session-id": "s-2"})
+    ask(
+        gateway,
+        secret,
+        [{"role": "user", "content": "What is the deploy hint?"}],
+        headers={"x-mnemogate-session-id": "s-2"},
+    )
     assert "tulip" not in memory_text(upstream)
-    ask(gateway, secret, [{"role": "user", "content": "What is the deploy hint?"}],
-        headers={"x-mnemogate-session-id": "s-1"})
+    ask(
+        gateway,
+        secret,
+        [{"role": "user", "content": "What is the deploy hint?"}],
+        headers={"x-mnemogate-session-id": "s-1"},
+    )
     assert "tulip" in memory_text(upstream)
 
 
@@ -228,7 +262,9 @@ def test_global_memories_are_shared_by_every_key(gateway, upstream, key):
 def test_budget_limits_injected_memories(gateway_factory, upstream):
     gw = gateway_factory(recall_max_tokens=60)
     key_id, secret = gw.create_key()
-    seed(gw, key_id, *[f"Kafka fact number {i}: " + "partition rebalancing " * 8 for i in range(10)])
+    seed(
+        gw, key_id, *[f"Kafka fact number {i}: " + "partition rebalancing " * 8 for i in range(10)]
+    )
     resp = ask(gw, secret, [{"role": "user", "content": "Tell me about Kafka partition"}])
     assert resp.headers["x-mnemogate-memory-injected"] == "1"  # the single best memory only
 
@@ -261,8 +297,12 @@ def test_store_failure_degrades_and_proxies_unchanged(gateway, upstream, key):
 def test_injected_memories_are_counted_as_accessed(gateway, upstream, key):
     key_id, secret = key
     (mid,) = seed(gateway, key_id, "User prefers TypeScript")
-    ask(gateway, secret, [{"role": "user", "content": "Which language do I prefer?"}],
-        headers={"x-mnemogate-no-memory": "0"})
+    ask(
+        gateway,
+        secret,
+        [{"role": "user", "content": "Which language do I prefer?"}],
+        headers={"x-mnemogate-no-memory": "0"},
+    )
 
     def accessed(ms):
         return any(m.id == mid and m.access_count == 1 and m.last_accessed_at for m in ms)

@@ -44,10 +44,18 @@ def injected(upstream) -> str:
 
 def reindex_cli(db: str, settings: dict) -> str:
     """Run ``mnemogate reindex`` as a subprocess; returns its stdout."""
-    env = {**os.environ, "MNEMOGATE_DB_PATH": db,
-           **{f"MNEMOGATE_{k.upper()}": str(v) for k, v in settings.items()}}
-    out = subprocess.run([sys.executable, "-m", "services.cli", "reindex"], env=env,
-                         capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "MNEMOGATE_DB_PATH": db,
+        **{f"MNEMOGATE_{k.upper()}": str(v) for k, v in settings.items()},
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "services.cli", "reindex"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout
 
@@ -76,10 +84,13 @@ def test_r9_expired_memory_not_injected_on_vector_tiers(gateway_factory, upstrea
 
     async def seed(store):
         ids = []
-        for content, exp in (("locker code box twelve", time.time() - 60),
-                             ("locker color box blue", None)):
+        for content, exp in (
+            ("locker code box twelve", time.time() - 60),
+            ("locker color box blue", None),
+        ):
             m, _ = await store.writes.upsert(
-                NewMemory(owner_id=key_id, content=content, expires_at=exp))
+                NewMemory(owner_id=key_id, content=content, expires_at=exp)
+            )
             ids.append(m.id)
         return ids
 
@@ -87,8 +98,9 @@ def test_r9_expired_memory_not_injected_on_vector_tiers(gateway_factory, upstrea
     reindex_cli(gw.settings.db_path, remote_settings(upstream))
     time.sleep(2.1)  # the gateway re-reads the vector table metadata at most every 2 s
     resp = ask(gw, secret, "locker box", **{"x-mnemogate-no-learn": "1"})
-    assert resp.headers["x-mnemogate-memory-tier"] == ("vector" if strategy == "semantic"
-                                                       else "hybrid")
+    assert resp.headers["x-mnemogate-memory-tier"] == (
+        "vector" if strategy == "semantic" else "hybrid"
+    )
     text = injected(upstream)
     assert "color box blue" in text
     assert "twelve" not in text
@@ -136,5 +148,7 @@ def test_model_change_marks_for_reindex_keyword_meanwhile_then_reindex_restores(
     assert all(not m.needs_reindex for m in gw2.memories(key_id))
     time.sleep(2.1)  # the gateway re-reads the vector table metadata at most every 2 s
     resp = ask(gw2, secret, "do I prefer Neovim for editing?", **{"x-mnemogate-no-learn": "1"})
-    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid", resp.headers.get("x-mnemogate-memory-degraded")
+    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid", resp.headers.get(
+        "x-mnemogate-memory-degraded"
+    )
     assert "x-mnemogate-memory-degraded" not in resp.headers

@@ -45,10 +45,12 @@ async def test_upsert_keeps_created_at_and_merges_metadata(store):
     # the FTS row follows the rowid: the new text is found, the old one is not
     scope = Scope(owner_id="o")
     hits = await store.memories.keyword_search(
-        scope, build_match_query("green"), limit=5, now=300.0)
+        scope, build_match_query("green"), limit=5, now=300.0
+    )
     assert [m.id for m, _ in hits] == [first.id]
     assert await store.memories.keyword_search(
-        scope, build_match_query("likes tea"), limit=5, now=300.0)
+        scope, build_match_query("likes tea"), limit=5, now=300.0
+    )
 
 
 async def test_same_key_for_other_user_or_owner_is_a_different_memory(store):
@@ -59,10 +61,14 @@ async def test_same_key_for_other_user_or_owner_is_a_different_memory(store):
 
 
 async def test_new_memory_is_searchable_and_delete_removes_it_from_fts(store):
-    m, _ = await store.writes.upsert(NewMemory(owner_id="o", content="Kubernetes cluster on Hetzner"))
+    m, _ = await store.writes.upsert(
+        NewMemory(owner_id="o", content="Kubernetes cluster on Hetzner")
+    )
     scope = Scope(owner_id="o")
     q = build_match_query("hetzner")
-    assert [x.id for x, _ in await store.memories.keyword_search(scope, q, limit=5, now=time.time())] == [m.id]
+    assert [
+        x.id for x, _ in await store.memories.keyword_search(scope, q, limit=5, now=time.time())
+    ] == [m.id]
     await store.writes.delete(m.public_id)
     assert await store.memories.keyword_search(scope, q, limit=5, now=time.time()) == []
     async with store.reader.execute("SELECT COUNT(*) FROM memory_fts_docsize") as cur:
@@ -72,7 +78,9 @@ async def test_new_memory_is_searchable_and_delete_removes_it_from_fts(store):
 async def test_access_recording_does_not_rewrite_the_fts_index(store):
     ids = []
     for i in range(50):
-        m, _ = await store.writes.upsert(NewMemory(owner_id="o", content=f"memory number {i} about cats"))
+        m, _ = await store.writes.upsert(
+            NewMemory(owner_id="o", content=f"memory number {i} about cats")
+        )
         ids.append(m.id)
     before = await fts_pages(store)
     for _ in range(20):
@@ -84,13 +92,15 @@ async def test_access_recording_does_not_rewrite_the_fts_index(store):
 
 async def test_list_filters_and_pagination(store):
     for i in range(7):
-        await store.writes.upsert(NewMemory(owner_id="o", content=f"c{i}", category="preference" if i % 2 else "fact"))
+        await store.writes.upsert(
+            NewMemory(owner_id="o", content=f"c{i}", category="preference" if i % 2 else "fact")
+        )
     await store.writes.upsert(NewMemory(owner_id="p", content="other"))
     page, total = await store.memories.list(owner_id="o", limit=3, offset=0)
     assert total == 7 and len(page) == 3
     prefs, total = await store.memories.list(owner_id="o", category="preference")
     assert total == 3 and all(m.category == "preference" for m in prefs)
-    everything, total = await store.memories.list(owner_id=None)
+    _, total = await store.memories.list(owner_id=None)
     assert total == 8
 
 
@@ -99,30 +109,43 @@ TEXT = st.text(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(query=TEXT, contents=st.lists(TEXT, min_size=1, max_size=4))
 def test_keyword_search_never_raises_and_stays_in_scope(tmp_path_factory, query, contents):
     async def run() -> None:
         store = await Store.open(str(tmp_path_factory.mktemp("h") / "h.db"))
         try:
             for i, text in enumerate(contents):
-                await store.writes.upsert(NewMemory(owner_id="mine", content=text or "x", key=f"m{i}"))
-                await store.writes.upsert(NewMemory(owner_id="theirs", content=text or "x", key=f"t{i}"))
                 await store.writes.upsert(
-                    NewMemory(owner_id="mine", user_id="other-user", content=text or "x", key=f"u{i}"))
+                    NewMemory(owner_id="mine", content=text or "x", key=f"m{i}")
+                )
+                await store.writes.upsert(
+                    NewMemory(owner_id="theirs", content=text or "x", key=f"t{i}")
+                )
+                await store.writes.upsert(
+                    NewMemory(
+                        owner_id="mine", user_id="other-user", content=text or "x", key=f"u{i}"
+                    )
+                )
             match = build_match_query(query)
             if match is None:
                 return
             for user in ("", "me"):
                 hits = await store.memories.keyword_search(
                     Scope(owner_id="mine", user_id=user, include_global=False),
-                    match, limit=50, now=time.time())
+                    match,
+                    limit=50,
+                    now=time.time(),
+                )
                 assert all(m.owner_id == "mine" and m.user_id in ("", user) for m, _ in hits)
             # the query built from a stored text finds that text
             own = build_match_query(contents[0] or "x")
             if own is not None:
                 hits = await store.memories.keyword_search(
-                    Scope(owner_id="mine", include_global=False), own, limit=50, now=time.time())
+                    Scope(owner_id="mine", include_global=False), own, limit=50, now=time.time()
+                )
                 assert hits
         finally:
             await store.close()

@@ -30,9 +30,16 @@ async def store(tmp_path):
 
 
 def rec(m, vec) -> VectorRecord:
-    return VectorRecord(memory_id=m.id, owner_id=m.owner_id, user_id=m.user_id,
-                        session_id=m.session_id, type=m.type, created_at=m.created_at,
-                        expires_at=m.expires_at, vector=[float(x) for x in vec])
+    return VectorRecord(
+        memory_id=m.id,
+        owner_id=m.owner_id,
+        user_id=m.user_id,
+        session_id=m.session_id,
+        type=m.type,
+        created_at=m.created_at,
+        expires_at=m.expires_at,
+        vector=[float(x) for x in vec],
+    )
 
 
 @pytest.mark.parametrize("quantization", ["float32", "int8"])
@@ -44,21 +51,50 @@ async def test_other_tenants_nearer_vectors_never_starve_or_leak(store, quantiza
     far = unit([0.2, 1, 0, 0, 0, 0, 0, 0])  # A's memory is not very near the query
     # owner B: 10,000 memories all nearer to the query than A's
     now = time.time()
-    rows = [(f"mem_b{i}", "B", "semantic", "fact", f"k{i}", f"b {i}", index_text(f"b {i}", None),
-             now, now) for i in range(10_000)]
+    rows = [
+        (
+            f"mem_b{i}",
+            "B",
+            "semantic",
+            "fact",
+            f"k{i}",
+            f"b {i}",
+            index_text(f"b {i}", None),
+            now,
+            now,
+        )
+        for i in range(10_000)
+    ]
     await store.writer.execute("BEGIN")
     await store.writer.executemany(
         "INSERT INTO memories (public_id, owner_id, type, category, key, content, search_text, "
-        "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
     await store.writer.execute("COMMIT")
-    b_ids = [r[0] async for r in await store.writer.execute(
-        "SELECT id FROM memories WHERE owner_id = 'B' ORDER BY id")]
+    b_ids = [
+        r[0]
+        async for r in await store.writer.execute(
+            "SELECT id FROM memories WHERE owner_id = 'B' ORDER BY id"
+        )
+    ]
     rng = np.random.default_rng(1)
     near = target + rng.normal(0, 0.01, (len(b_ids), DIM)).astype(np.float32)
-    await index.upsert([VectorRecord(memory_id=i, owner_id="B", user_id="", session_id=None,
-                                     type="semantic", created_at=now, expires_at=None,
-                                     vector=[float(x) for x in unit(near[j])])
-                        for j, i in enumerate(b_ids)])
+    await index.upsert(
+        [
+            VectorRecord(
+                memory_id=i,
+                owner_id="B",
+                user_id="",
+                session_id=None,
+                type="semantic",
+                created_at=now,
+                expires_at=None,
+                vector=[float(x) for x in unit(near[j])],
+            )
+            for j, i in enumerate(b_ids)
+        ]
+    )
     await index.upsert([rec(mine, far)])
     hits = await index.search(target, Scope(owner_id="A"), 5, time.time())
     assert [h.memory_id for h in hits] == [mine.id]
