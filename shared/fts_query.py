@@ -29,6 +29,7 @@ matches no row, never a syntax error.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 
@@ -114,8 +115,15 @@ def _is_token_category(ch: str) -> bool:
     return cat[0] in "LNM" or cat in ("Co", "Cn")
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 def _runs(text: str) -> Iterator[tuple[int, str]]:
     """Yield maximal ``(class, run)`` pairs of token characters, classes _WORD/_CJK/_THAI."""
+    if text.isascii():  # fast path: in ASCII only letters and digits are token characters
+        for match in _ASCII_WORD.finditer(text):
+            yield _WORD, match.group()
+        return
     cur_cls = _NONE
     start = 0
     for i, ch in enumerate(text):

@@ -198,6 +198,8 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
     prefixes = prefix_ids(p.user_turns)
     learned = await store.cursors.learned_prefix(p.owner_id, p.user_id, prefixes)
     total = len(p.user_turns)
+    if learned >= total:  # a replay or a regenerated answer: nothing new, write nothing
+        return LearnResult()
     new_turns = [
         (index, text)
         for index in range(learned, total)

@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 from arq.connections import ArqRedis
-from httpx_aiohttp import AiohttpTransport
 from redis.asyncio import ConnectionPool
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from services.gateway import proxy
 from services.gateway.api import API_ROUTES
 from services.gateway.api.lifespan import management_lifespan
 from services.gateway.chat import chat_completions
@@ -28,6 +28,7 @@ from services.gateway.mcp_server import McpGateway
 from services.gateway.models import list_models
 from services.gateway.state import GatewayState
 from shared.engine import build_engine
+from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext, build_detector
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
@@ -41,15 +42,10 @@ log = logging.getLogger("mnemogate.gateway")
 REDIS_SOCKET_TIMEOUT_S = 2.0
 
 
-def upstream_client(settings: Settings) -> httpx.AsyncClient:
-    """The shared upstream client: httpx over the aiohttp transport, timeouts from settings."""
-    timeout = httpx.Timeout(
-        settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
-    )
-    limits = httpx.Limits(max_connections=512, max_keepalive_connections=128)
-    return httpx.AsyncClient(
-        transport=AiohttpTransport(limits=limits, trust_env=False), timeout=timeout, limits=limits
-    )
+def jobs_client() -> httpx.AsyncClient:
+    """HTTP client for background work (LLM extractor, remote embeddings); the proxy hot path
+    uses its own aiohttp session (:func:`services.gateway.proxy.upstream_session`)."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
 
 def arq_pool(redis_url: str) -> ArqRedis:
@@ -95,7 +91,8 @@ def create_app(settings: Settings) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = await Store.open(settings.db_path, run_migrations=settings.embedded)
-        http = upstream_client(settings)
+        http = jobs_client()
+        session = proxy.upstream_session(settings)
         jobs = JobContext(
             settings=settings,
             store=store,
@@ -117,21 +114,27 @@ def create_app(settings: Settings) -> Starlette:
         app.state.gateway = GatewayState(
             settings=settings,
             store=store,
-            upstream=http,
+            upstream=session,
             providers=jobs.providers,
             queue=queue,
             jobs=jobs,
+            access=AccessBatcher(queue),
         )
+        access_flush = asyncio.create_task(app.state.gateway.access.run())
         try:
             async with management_lifespan(app.state.gateway, mcp):
                 yield
         finally:
             warm_up.cancel()
+            access_flush.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await access_flush
             if relay is not None:
                 relay.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await relay
             await queue.close()
+            await session.close()
             await http.aclose()
             await store.close()
 

@@ -13,7 +13,6 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 import msgspec
@@ -28,9 +27,10 @@ from services.gateway.body import parse_chat_request, read_body
 from services.gateway.sse import assistant_text_from_json, assistant_text_from_sse
 from services.gateway.state import GatewayState
 from shared.injection import ProviderCapabilities, all_user_texts
-from shared.jobs.payloads import LEARN, RECORD_ACCESS, LearnPayload, RecordAccessPayload
+from shared.jobs.payloads import LEARN, LearnPayload, RecordAccessPayload
 from shared.models import Scope
 from shared.recall_flow import MemoryPlan, plan_memory
+from shared.settings import ProviderConfig
 
 log = logging.getLogger("mnemogate.gateway")
 
@@ -139,42 +139,43 @@ async def chat_completions(request: Request) -> Response:
     if body.get("stream") is True:
         return await _stream(state, provider, upstream_body, headers, learn, access)
 
-    upstream = await proxy.post_json(state.upstream, provider, "/chat/completions", upstream_body)
-    headers.update(proxy.response_headers(upstream))
+    reply = await proxy.post_json(state.upstream, provider, "/chat/completions", upstream_body)
+    headers.update(reply.headers)
     background = None
-    if upstream.status_code < 300:
+    if reply.status < 300:
         assistant = ""
         with contextlib.suppress(msgspec.DecodeError):
-            assistant = assistant_text_from_json(msgspec.json.decode(upstream.content))
+            assistant = assistant_text_from_json(msgspec.json.decode(reply.body))
         background = BackgroundTask(_after_success, state, learn, access, assistant)
     return Response(
-        upstream.content,
-        status_code=upstream.status_code,
+        reply.body,
+        status_code=reply.status,
         headers=headers,
-        media_type=upstream.headers.get("content-type", "application/json"),
+        media_type=reply.media_type,
         background=background,
     )
 
 
 async def _stream(
     state: GatewayState,
-    provider: Any,
+    provider: ProviderConfig,
     upstream_body: bytes,
     headers: dict[str, str],
     learn: LearnPayload | None,
     access: RecordAccessPayload | None,
 ) -> Response:
     upstream = await proxy.open_stream(state.upstream, provider, "/chat/completions", upstream_body)
-    headers.update(proxy.response_headers(upstream))
+    headers.update(proxy.response_headers(upstream.headers))
     media_type = upstream.headers.get("content-type", "text/event-stream")
-    if upstream.status_code >= 300:
+    if upstream.status >= 300:
         # An error before the first byte: forward it whole, learn nothing (CASES S1).
         try:
-            content = await upstream.aread()
+            async with proxy.upstream_errors(provider):
+                content = await upstream.read()
         finally:
-            await upstream.aclose()
+            upstream.release()
         return Response(
-            content, status_code=upstream.status_code, headers=headers, media_type=media_type
+            content, status_code=upstream.status, headers=headers, media_type=media_type
         )
 
     kept = bytearray()
@@ -183,7 +184,7 @@ async def _stream(
     async def relay() -> AsyncIterator[bytes]:
         nonlocal ended
         try:
-            async for chunk in upstream.aiter_raw():
+            async for chunk in proxy.iter_stream(upstream, provider):
                 if len(kept) < SSE_CAPTURE_LIMIT:
                     kept.extend(chunk)
                 yield chunk
@@ -191,7 +192,10 @@ async def _stream(
         finally:
             # Runs on normal end and when the client disconnects (the task is cancelled):
             # closing the upstream response aborts the upstream request.
-            await upstream.aclose()
+            if ended:
+                upstream.release()
+            else:
+                upstream.close()
 
     async def after_stream() -> None:
         # The exchange counts as complete when the upstream sent [DONE] (clients may hang up
@@ -202,7 +206,7 @@ async def _stream(
 
     return ClosingStreamingResponse(
         relay(),
-        status_code=upstream.status_code,
+        status_code=upstream.status,
         headers=headers,
         media_type=media_type,
         background=BackgroundTask(after_stream),
@@ -217,8 +221,8 @@ async def _after_success(
 ) -> None:
     """Enqueue learning and access recording after a successful upstream answer."""
     try:
-        if access is not None:
-            await state.queue.enqueue(RECORD_ACCESS, access)
+        if access is not None and state.access is not None:
+            state.access.add(access.owner_id, access.user_id, access.memory_ids)
         if learn is not None:
             payload = msgspec.structs.replace(learn, assistant_text=assistant_text[:4000])
             await state.queue.enqueue(LEARN, payload)

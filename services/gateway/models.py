@@ -14,9 +14,5 @@ async def list_models(request: Request) -> Response:
     """Authenticate, then forward ``GET /models`` to the default provider (status preserved)."""
     state: GatewayState = request.app.state.gateway
     await authenticate_client(request, state.store)
-    upstream = await proxy.get_json(state.upstream, state.providers["default"], "/models")
-    return Response(
-        upstream.content,
-        status_code=upstream.status_code,
-        media_type=upstream.headers.get("content-type", "application/json"),
-    )
+    reply = await proxy.get_json(state.upstream, state.providers["default"], "/models")
+    return Response(reply.body, status_code=reply.status, media_type=reply.media_type)

@@ -1,25 +1,40 @@
 """Forwarding to the upstream provider: provider selection, request building, error mapping.
 
-The upstream client is one shared ``httpx.AsyncClient`` over the ``httpx-aiohttp`` transport
-(DESIGN §6: plain httpx 0.28 served ~690 req/s, over aiohttp ~1,680 req/s; see
-``bench/overhead.py``). Compressed upstream bodies are avoided with ``Accept-Encoding: identity``
-so that what we read and what we forward are the same bytes.
+The hot path uses one shared ``aiohttp.ClientSession`` directly: DESIGN §6 measured a bare
+pass-through at ~3,900 req/s with aiohttp against ~1,680 req/s for httpx over the aiohttp
+transport and ~690 req/s for plain httpx, and ``bench/overhead.py`` confirmed the gap here.
+Compressed upstream bodies are avoided with ``Accept-Encoding: identity`` (and the session does
+not decompress), so what we read and what we forward are the same bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
-import httpx
+from multidict import CIMultiDictProxy
 
 from shared.errors import UpstreamTimeout, UpstreamUnavailable
-from shared.settings import ProviderConfig
+from shared.settings import ProviderConfig, Settings
 
 # Upstream response headers worth passing to the client (rate limits, request ids).
 PASSTHROUGH_RESPONSE_HEADERS = ("x-request-id", "openai-processing-ms", "retry-after")
 PASSTHROUGH_RESPONSE_PREFIXES = ("x-ratelimit-",)
+MAX_CONNECTIONS = 512
+
+
+def upstream_session(settings: Settings) -> aiohttp.ClientSession:
+    """The shared upstream session: pooled keep-alive connections, timeouts from settings
+    (``upstream_timeout_s`` total per request, ``upstream_connect_timeout_s`` to connect), no
+    automatic decompression, no proxy variables from the environment."""
+    timeout = aiohttp.ClientTimeout(
+        total=settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
+    )
+    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=30)
+    return aiohttp.ClientSession(
+        connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
+    )
 
 
 def select_provider(
@@ -44,67 +59,90 @@ def upstream_headers(provider: ProviderConfig) -> dict[str, str]:
     return headers
 
 
-def response_headers(upstream: httpx.Response) -> dict[str, str]:
+def response_headers(headers: CIMultiDictProxy[str]) -> dict[str, str]:
     """The upstream response headers that are passed through to the client."""
     out: dict[str, str] = {}
-    for name, value in upstream.headers.items():
+    for name, value in headers.items():
         lname = name.lower()
         if lname in PASSTHROUGH_RESPONSE_HEADERS or lname.startswith(PASSTHROUGH_RESPONSE_PREFIXES):
             out[lname] = value
     return out
 
 
-@contextlib.contextmanager
-def upstream_errors(provider: ProviderConfig) -> Iterator[None]:
-    """Map httpx transport errors to 504 (timeout) and 502 (anything else)."""
+@contextlib.asynccontextmanager
+async def upstream_errors(provider: ProviderConfig) -> AsyncIterator[None]:
+    """Map transport failures: timeouts → 504 :class:`UpstreamTimeout`, anything else → 502
+    :class:`UpstreamUnavailable` (HTTP error statuses are not errors here: they are forwarded)."""
     try:
         yield
-    except httpx.TimeoutException as exc:
-        if isinstance(exc.__cause__, aiohttp.ClientConnectorError):
-            # httpx-aiohttp maps a refused connection to ConnectTimeout (its exception map picks
-            # the ClientConnectionError entry); a refusal is unavailability, not a timeout.
-            raise UpstreamUnavailable(
-                f"upstream provider '{provider.name}' is unreachable: connection failed"
-            ) from exc
+    except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
         raise UpstreamTimeout(f"upstream provider '{provider.name}' timed out") from exc
-    except httpx.HTTPError as exc:
+    except (aiohttp.ClientError, OSError) as exc:
         raise UpstreamUnavailable(
             f"upstream provider '{provider.name}' is unreachable: {type(exc).__name__}"
         ) from exc
 
 
+class UpstreamReply:
+    """A fully read upstream answer: status, passthrough headers, content type, body bytes."""
+
+    def __init__(self, status: int, headers: dict[str, str], media_type: str, body: bytes):
+        self.status = status
+        self.headers = headers
+        self.media_type = media_type
+        self.body = body
+
+
 async def post_json(
-    client: httpx.AsyncClient, provider: ProviderConfig, path: str, body: bytes
-) -> httpx.Response:
+    session: aiohttp.ClientSession, provider: ProviderConfig, path: str, body: bytes
+) -> UpstreamReply:
     """POST ``body`` to ``{base_url}{path}`` and read the whole response.
 
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure (HTTP errors are returned).
     """
-    with upstream_errors(provider):
-        return await client.post(
-            provider.base_url + path, content=body, headers=upstream_headers(provider)
+    async with (
+        upstream_errors(provider),
+        session.post(
+            provider.base_url + path, data=body, headers=upstream_headers(provider)
+        ) as resp,
+    ):
+        content = await resp.read()
+        return UpstreamReply(
+            resp.status,
+            response_headers(resp.headers),
+            resp.headers.get("content-type", "application/json"),
+            content,
         )
 
 
 async def open_stream(
-    client: httpx.AsyncClient, provider: ProviderConfig, path: str, body: bytes
-) -> httpx.Response:
-    """POST and return the response with its body unread (caller must ``aclose`` it).
+    session: aiohttp.ClientSession, provider: ProviderConfig, path: str, body: bytes
+) -> aiohttp.ClientResponse:
+    """POST and return the response with its body unread; the caller must ``release()`` it
+    (normal end) or ``close()`` it (abort, e.g. the client went away).
 
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure before the status line.
     """
-    request = client.build_request(
-        "POST", provider.base_url + path, content=body, headers=upstream_headers(provider)
-    )
-    with upstream_errors(provider):
-        return await client.send(request, stream=True)
+    async with upstream_errors(provider):
+        return await session.post(
+            provider.base_url + path, data=body, headers=upstream_headers(provider)
+        )
+
+
+async def iter_stream(
+    resp: aiohttp.ClientResponse, provider: ProviderConfig
+) -> AsyncIterator[bytes]:
+    """The body chunks of a streaming response as they arrive (transport errors mapped)."""
+    async with upstream_errors(provider):
+        async for chunk in resp.content.iter_any():
+            yield chunk
 
 
 async def get_json(
-    client: httpx.AsyncClient, provider: ProviderConfig, path: str
-) -> httpx.Response:
+    session: aiohttp.ClientSession, provider: ProviderConfig, path: str
+) -> UpstreamReply:
     """GET ``{base_url}{path}`` with the provider's key.
 
     Raises:
@@ -112,5 +150,14 @@ async def get_json(
     """
     headers = upstream_headers(provider)
     headers.pop("content-type")
-    with upstream_errors(provider):
-        return await client.get(provider.base_url + path, headers=headers)
+    async with (
+        upstream_errors(provider),
+        session.get(provider.base_url + path, headers=headers) as resp,
+    ):
+        content = await resp.read()
+        return UpstreamReply(
+            resp.status,
+            response_headers(resp.headers),
+            resp.headers.get("content-type", "application/json"),
+            content,
+        )

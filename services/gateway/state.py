@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
+import aiohttp
 
+from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue
 from shared.runtime_settings import RuntimeSettings
@@ -19,11 +20,12 @@ class GatewayState:
 
     settings: Settings
     store: Store
-    upstream: httpx.AsyncClient
+    upstream: aiohttp.ClientSession
     providers: dict[str, ProviderConfig]
     queue: JobQueue
     jobs: JobContext
     runtime: RuntimeSettings | None = None
+    access: AccessBatcher | None = None
 
     @property
     def arq_queue(self) -> ArqQueue | None:

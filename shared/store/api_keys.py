@@ -55,11 +55,12 @@ class ApiKeyStore:
     async def list(self) -> list[ApiKey]:
         """Every key, oldest first (revoked ones included, with ``revoked_at`` set)."""
         with store_errors("listing api keys"):
-            async with self.conn.execute(
-                "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
-                "ORDER BY created_at, id"
-            ) as cur:
-                rows = await cur.fetchall()
+            rows = list(
+                await self.conn.execute_fetchall(
+                    "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
+                    "ORDER BY created_at, id"
+                )
+            )
         return [
             ApiKey(
                 id=r[0], name=r[1], prefix=r[2], created_at=r[3], revoked_at=r[4], last_used_at=r[5]
@@ -82,12 +83,14 @@ class ApiKeyStore:
     async def authenticate(self, secret: str) -> ApiKey | None:
         """The active key whose secret is ``secret``, else None (constant work per lookup)."""
         with store_errors("authenticating"):
-            async with self.reader.execute(
-                "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
-                "WHERE key_hash = ? AND revoked_at IS NULL",
-                (hash_secret(secret),),
-            ) as cur:
-                r = await cur.fetchone()
+            _rows = list(
+                await self.reader.execute_fetchall(
+                    "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys "
+                    "WHERE key_hash = ? AND revoked_at IS NULL",
+                    (hash_secret(secret),),
+                )
+            )
+            r = _rows[0] if _rows else None
         if r is None:
             return None
         return ApiKey(

@@ -34,12 +34,14 @@ class CursorStore:
             for start in range(0, len(prefix_ids), _LOOKUP_CHUNK):
                 chunk = list(prefix_ids[start : start + _LOOKUP_CHUNK])
                 marks = ",".join("?" * len(chunk))
-                async with self.conn.execute(
-                    "SELECT MAX(learned_turns) FROM learn_cursors WHERE owner_id = ? AND "
-                    f"user_id = ? AND conversation_id IN ({marks})",
-                    [owner_id, user_id, *chunk],
-                ) as cur:
-                    row = await cur.fetchone()
+                _rows = list(
+                    await self.conn.execute_fetchall(
+                        "SELECT MAX(learned_turns) FROM learn_cursors WHERE owner_id = ? AND "
+                        f"user_id = ? AND conversation_id IN ({marks})",
+                        [owner_id, user_id, *chunk],
+                    )
+                )
+                row = _rows[0] if _rows else None
                 if row and row[0] is not None:
                     best = max(best, int(row[0]))
         return best

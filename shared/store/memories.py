@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import secrets
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -195,8 +196,8 @@ class MemoryStore:
             sql += " AND owner_id = ?"
             params.append(owner_id)
         with store_errors("reading a memory"):
-            async with self.conn.execute(sql, params) as cur:
-                row = await cur.fetchone()
+            _rows = list(await self.conn.execute_fetchall(sql, params))
+            row = _rows[0] if _rows else None
         return row_to_memory(row) if row else None
 
     async def get_many(self, ids: Sequence[int]) -> dict[int, Memory]:
@@ -205,10 +206,11 @@ class MemoryStore:
             return {}
         marks = ",".join("?" * len(ids))
         with store_errors("reading memories"):
-            async with self.conn.execute(
-                f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", list(ids)
-            ) as cur:
-                rows = await cur.fetchall()
+            rows = list(
+                await self.conn.execute_fetchall(
+                    f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", list(ids)
+                )
+            )
         return {row[0]: row_to_memory(row) for row in rows}
 
     async def delete(self, public_id: str, owner_id: str | None = None) -> Memory | None:
@@ -255,14 +257,17 @@ class MemoryStore:
         where = ("WHERE " + " AND ".join(cond)) if cond else ""
         limit = max(1, min(limit, 1000))
         with store_errors("listing memories"):
-            async with self.conn.execute(f"SELECT COUNT(*) FROM memories {where}", params) as cur:
-                total_row = await cur.fetchone()
-            async with self.conn.execute(
-                f"SELECT {COLUMNS} FROM memories {where} ORDER BY updated_at DESC, id DESC "
-                "LIMIT ? OFFSET ?",
-                [*params, limit, max(0, offset)],
-            ) as cur:
-                rows = await cur.fetchall()
+            _rows = list(
+                await self.conn.execute_fetchall(f"SELECT COUNT(*) FROM memories {where}", params)
+            )
+            total_row = _rows[0] if _rows else None
+            rows = list(
+                await self.conn.execute_fetchall(
+                    f"SELECT {COLUMNS} FROM memories {where} ORDER BY updated_at DESC, id DESC "
+                    "LIMIT ? OFFSET ?",
+                    [*params, limit, max(0, offset)],
+                )
+            )
         total = int(total_row[0]) if total_row else 0
         return [row_to_memory(r) for r in rows], total
 
@@ -289,8 +294,7 @@ class MemoryStore:
             f"WHERE memory_fts MATCH ? AND {cond} ORDER BY score LIMIT ?"
         )
         with store_errors("searching memories"):
-            async with self.conn.execute(sql, [match_query, *params, limit]) as cur:
-                rows = await cur.fetchall()
+            rows = list(await self.conn.execute_fetchall(sql, [match_query, *params, limit]))
         return [(row_to_memory(r), float(r[18])) for r in rows]
 
     async def filter_visible(
@@ -303,32 +307,34 @@ class MemoryStore:
         marks = ",".join("?" * len(ids))
         cols = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
         with store_errors("filtering memories"):
-            async with self.conn.execute(
-                f"SELECT {cols} FROM memories m WHERE m.id IN ({marks}) AND {cond}",
-                [*ids, *params],
-            ) as cur:
-                rows = await cur.fetchall()
+            rows = list(
+                await self.conn.execute_fetchall(
+                    f"SELECT {cols} FROM memories m WHERE m.id IN ({marks}) AND {cond}",
+                    [*ids, *params],
+                )
+            )
         return {r[0]: row_to_memory(r) for r in rows}
 
     async def record_access(self, ids: Sequence[int], now: float) -> None:
-        """Count one injection for each rowid; touches only counters (FTS index untouched)."""
+        """Count one injection per occurrence of each rowid in ``ids`` (a rowid listed twice
+        counts twice); touches only counters, never the FTS index."""
         if not ids:
             return
-        marks = ",".join("?" * len(ids))
+        counts = Counter(ids)
         with store_errors("recording access"):
             async with transaction(self.conn):
-                await self.conn.execute(
-                    f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
-                    f"WHERE id IN ({marks})",
-                    [now, *ids],
+                await self.conn.executemany(
+                    "UPDATE memories SET access_count = access_count + ?, last_accessed_at = "
+                    "MAX(COALESCE(last_accessed_at, 0), ?) WHERE id = ?",
+                    [(n, now, memory_id) for memory_id, n in sorted(counts.items())],
                 )
 
     async def count(self, owner_id: str | None = None) -> int:
         """Number of memories (of one owner, or all)."""
         sql = "SELECT COUNT(*) FROM memories" + (" WHERE owner_id = ?" if owner_id else "")
         with store_errors("counting memories"):
-            async with self.conn.execute(sql, [owner_id] if owner_id else []) as cur:
-                row = await cur.fetchone()
+            _rows = list(await self.conn.execute_fetchall(sql, [owner_id] if owner_id else []))
+            row = _rows[0] if _rows else None
         return int(row[0]) if row else 0
 
     async def pending_reindex(
@@ -336,21 +342,24 @@ class MemoryStore:
     ) -> builtins.list[Memory]:
         """Memories marked ``needs_reindex`` with rowid > ``after_id``, in rowid order."""
         with store_errors("listing memories to embed"):
-            async with self.conn.execute(
-                f"SELECT {COLUMNS} FROM memories WHERE needs_reindex = 1 AND id > ? "
-                "ORDER BY id LIMIT ?",
-                (after_id, limit),
-            ) as cur:
-                rows = await cur.fetchall()
+            rows = list(
+                await self.conn.execute_fetchall(
+                    f"SELECT {COLUMNS} FROM memories WHERE needs_reindex = 1 AND id > ? "
+                    "ORDER BY id LIMIT ?",
+                    (after_id, limit),
+                )
+            )
         return [row_to_memory(r) for r in rows]
 
     async def count_pending_reindex(self) -> int:
         """Number of memories waiting for an embedding."""
         with store_errors("counting memories to embed"):
-            async with self.conn.execute(
-                "SELECT COUNT(*) FROM memories WHERE needs_reindex = 1"
-            ) as cur:
-                row = await cur.fetchone()
+            _rows = list(
+                await self.conn.execute_fetchall(
+                    "SELECT COUNT(*) FROM memories WHERE needs_reindex = 1"
+                )
+            )
+            row = _rows[0] if _rows else None
         return int(row[0]) if row else 0
 
     async def mark_indexed(self, done: Sequence[tuple[int, float]]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import aiosqlite
 import numpy as np
@@ -27,7 +28,7 @@ import numpy.typing as npt
 from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
 from shared.store.connection import store_errors, transaction
-from shared.store.memories import MemoryStore, Retention
+from shared.store.memories import MemoryStore, Retention, visibility_sql
 from shared.vectors.base import VectorHit, VectorRecord
 
 TABLE = "vec_memories"
@@ -80,10 +81,12 @@ class SqliteVecIndex:
             return self._meta
         self._meta_read_at = time.monotonic()
         with store_errors("reading vector metadata"):
-            async with self.reader.execute(
-                "SELECT dim, signature, int8_scale FROM memory_vec_meta WHERE id = 1"
-            ) as cur:
-                row = await cur.fetchone()
+            _rows = list(
+                await self.reader.execute_fetchall(
+                    "SELECT dim, signature, int8_scale FROM memory_vec_meta WHERE id = 1"
+                )
+            )
+            row = _rows[0] if _rows else None
         self._meta = VecMeta(int(row[0]), str(row[1]), row[2]) if row else None
         return self._meta
 
@@ -222,31 +225,34 @@ class SqliteVecIndex:
         owners = [scope.owner_id]
         if scope.include_global and scope.owner_id != GLOBAL_OWNER:
             owners.append(GLOBAL_OWNER)
-        hits: dict[int, float] = {}
+        # One statement: a KNN per owner partition, then the shared visibility filter joined on
+        # the memory rows (user, session, expiry, retention), oversampled to survive filtering.
+        knn = " UNION ALL ".join(
+            f"SELECT memory_id, distance FROM {TABLE} WHERE embedding MATCH {self._param()} "
+            "AND k = ? AND owner_id = ?"
+            for _ in owners
+        )
+        cond, params = visibility_sql(scope, now, self.retention)
+        knn_params: list[Any] = []
+        for owner in owners:
+            knn_params.extend([blob, k * OVERSAMPLE, owner])
+        sql = (
+            f"WITH knn AS MATERIALIZED ({knn}) SELECT knn.memory_id, knn.distance FROM knn "
+            f"JOIN memories m ON m.id = knn.memory_id WHERE {cond} "
+            "ORDER BY knn.distance, knn.memory_id LIMIT ?"
+        )
         try:
-            for owner in owners:
-                async with self.reader.execute(
-                    f"SELECT memory_id, distance FROM {TABLE} WHERE embedding MATCH "
-                    f"{self._param()} AND k = ? AND owner_id = ?",
-                    (blob, k * OVERSAMPLE, owner),
-                ) as cur:
-                    for memory_id, distance in await cur.fetchall():
-                        hits[int(memory_id)] = 1.0 - float(distance)
+            rows = await self.reader.execute_fetchall(sql, [*knn_params, *params, k])
         except Exception as exc:
             raise VectorIndexError(f"sqlite-vec search failed: {exc}") from exc
-        visible = await self.memories.filter_visible(list(hits), scope, now, self.retention)
-        ranked = sorted(
-            (VectorHit(i, s) for i, s in hits.items() if i in visible),
-            key=lambda h: (-h.score, h.memory_id),
-        )
-        return ranked[:k]
+        return [VectorHit(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
     async def count(self) -> int:
         """Number of stored vectors (0 without a table)."""
         if await self.meta() is None or not await self._table_exists():
             return 0
-        async with self.reader.execute(f"SELECT COUNT(*) FROM {TABLE}") as cur:
-            row = await cur.fetchone()
+        _rows = list(await self.reader.execute_fetchall(f"SELECT COUNT(*) FROM {TABLE}"))
+        row = _rows[0] if _rows else None
         return int(row[0]) if row else 0
 
     async def health(self) -> str:
