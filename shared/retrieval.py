@@ -12,7 +12,7 @@ import msgspec
 
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
-from shared.fts_query import build_match_query
+from shared.fts_query import query_terms, quote_term
 from shared.models import Memory, Scope
 from shared.ranking import (
     Candidate,
@@ -63,11 +63,28 @@ async def keyword_candidates(
     limit: int,
     now: float,
     retention: Retention | None,
+    common_df: int = 0,
 ) -> tuple[list[Candidate], dict[int, Memory]]:
-    """FTS5 leg: candidates (score = −bm25, higher better) and their memories, best first."""
-    match = build_match_query(query)
-    if match is None:
+    """FTS5 leg: candidates (score = −bm25, higher better) and their memories, best first.
+
+    Terms matching at least ``common_df`` documents are dropped when rarer terms exist (a
+    document-frequency stop list, computed per query with capped counts): ranking every match of
+    a near-ubiquitous term costs time linear in the collection and adds little to BM25, whose IDF
+    for such a term is low. When every term is that common, the terms are AND-ed instead of
+    OR-ed, so only memories containing all of them are ranked. ``common_df`` 0 keeps every term.
+    """
+    terms = [quote_term(t) for t in query_terms(query)]
+    if not terms:
         return [], {}
+    joiner = " OR "
+    if common_df > 0 and len(terms) > 1:
+        counts = await store.term_doc_counts(terms, common_df)
+        rare = [t for t, n in zip(terms, counts, strict=True) if n < common_df]
+        if rare:
+            terms = rare
+        else:
+            joiner = " AND "
+    match = joiner.join(terms)
     rows = await store.keyword_search(scope, match, limit=limit, now=now, retention=retention)
     candidates = [
         Candidate(memory_id=m.id, score=bm25_to_relevance(score), rank=i + 1)
@@ -158,7 +175,13 @@ async def recall(
     memories: dict[int, Memory] = {}
     if use_keyword:
         keyword, memories = await keyword_candidates(
-            store, scope, query, limit=settings.recall_top_k, now=now, retention=retention
+            store,
+            scope,
+            query,
+            limit=settings.recall_top_k,
+            now=now,
+            retention=retention,
+            common_df=settings.keyword_common_term_df,
         )
         keyword = apply_relevance_floor(keyword, relative_floor=settings.recall_relative_floor)
     if not vector:

@@ -74,6 +74,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_top_k: int = 20
     recall_timeout_ms: int = 250
     recall_relative_floor: float = 0.3
+    keyword_common_term_df: int = 1000
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
     rrf_k: float = 2.0

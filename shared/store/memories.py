@@ -387,3 +387,20 @@ class MemoryStore:
                 changed = cur.rowcount
                 await cur.close()
         return int(changed)
+
+    async def term_doc_counts(self, quoted_terms: Sequence[str], cap: int) -> list[int]:
+        """Documents matching each FTS5 term (already quoted), counted up to ``cap``, in one
+        round trip; cost is bounded by ``cap`` postings per term."""
+        if not quoted_terms:
+            return []
+        sql = " UNION ALL ".join(
+            f"SELECT {i}, (SELECT COUNT(*) FROM (SELECT 1 FROM memory_fts "
+            f"WHERE memory_fts MATCH ? LIMIT {int(cap)}))"
+            for i in range(len(quoted_terms))
+        )
+        with store_errors("counting term frequencies"):
+            rows = await self.conn.execute_fetchall(sql, list(quoted_terms))
+        counts = [0] * len(quoted_terms)
+        for i, n in rows:
+            counts[int(i)] = int(n)
+        return counts
