@@ -236,7 +236,7 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
             gw_scores.add(q.category, ranked, q.evidence)
         baseline(conv, args.with_date, base_scores)
     print()
-    print(gw_scores.table("gateway (keyword tier, memories injected in order)"))
+    print(gw_scores.table(f"gateway ({args.label}, memories injected in order)"))
     print()
     print(base_scores.table("baseline: plain FTS5 OR-query, top 10"))
     print()
@@ -281,6 +281,7 @@ def main() -> None:
         help="extra MNEMOGATE_ setting for the gateway this script starts",
     )
     args = parser.parse_args()
+    args.label = ", ".join(args.setting) or "default settings"
     if args.gateway_url:
         if not args.api_key:
             parser.error("--gateway-url needs --api-key")

@@ -99,8 +99,10 @@ def select_within_budget(
     *,
     max_tokens: int,
     relative_floor: float,
+    max_memories: int = 0,
 ) -> list[Memory]:
-    """Floor, order (score, relevance, recency) and budget-walk candidates into memories."""
+    """Floor, order (score, relevance, recency), keep the best ``max_memories`` (0 = no cap),
+    then budget-walk candidates into memories."""
     kept = apply_relevance_floor(candidates, relative_floor=relative_floor)
     order = order_candidates(
         [
@@ -114,6 +116,8 @@ def select_within_budget(
         ]
     )
     ranked = [memories[i] for i in order]
+    if max_memories > 0:
+        ranked = ranked[:max_memories]
     return budget_walk(ranked, lambda m: memory_tokens(m.content), max_tokens)
 
 
@@ -188,7 +192,9 @@ async def recall(
         if not keyword:
             return RecallResult(memories=[], tier="none", degraded=degraded)
         chosen = select_within_budget(
-            keyword, memories, max_tokens=settings.recall_max_tokens, relative_floor=0.0
+            keyword, memories, max_tokens=settings.recall_max_tokens,
+            relative_floor=0.0,
+            max_memories=settings.recall_max_memories,
         )
         scores = {c.memory_id: c.score for c in keyword}
         return RecallResult(
@@ -208,7 +214,11 @@ async def recall(
     )
     candidates = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     chosen = select_within_budget(
-        candidates, memories, max_tokens=settings.recall_max_tokens, relative_floor=0.0
+        candidates,
+        memories,
+        max_tokens=settings.recall_max_tokens,
+        relative_floor=0.0,
+        max_memories=settings.recall_max_memories,
     )
     scores = {f.memory_id: f.score for f in fused}
     return RecallResult(

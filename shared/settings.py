@@ -72,6 +72,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     memory_enabled: bool = True
     recall_max_tokens: int = 2000
     recall_top_k: int = 20
+    recall_max_memories: int = 10
     recall_timeout_ms: int = 250
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
