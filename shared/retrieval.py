@@ -192,7 +192,9 @@ async def recall(
         if not keyword:
             return RecallResult(memories=[], tier="none", degraded=degraded)
         chosen = select_within_budget(
-            keyword, memories, max_tokens=settings.recall_max_tokens,
+            keyword,
+            memories,
+            max_tokens=settings.recall_max_tokens,
             relative_floor=0.0,
             max_memories=settings.recall_max_memories,
         )

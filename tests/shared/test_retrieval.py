@@ -26,8 +26,13 @@ async def store(tmp_path):
 
 async def search(store, query, common_df):
     cands, mems = await keyword_candidates(
-        store.memories, Scope(owner_id="o"), query, limit=100, now=time.time(),
-        retention=None, common_df=common_df,
+        store.memories,
+        Scope(owner_id="o"),
+        query,
+        limit=100,
+        now=time.time(),
+        retention=None,
+        common_df=common_df,
     )
     return [mems[c.memory_id].content for c in cands]
 
