@@ -81,7 +81,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rrf_k: float = 2.0
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
-    vector_min_similarity: float = 0.3
+    vector_min_similarity: float = 0.35
     # learning
     capture_turns: bool = True
     extraction: ExtractionMode = "regex"
