@@ -159,7 +159,11 @@ async def compare_int8(store, engine, vectors, convs, settings, tmp) -> None:  #
     """Recall@10 agreement of int8 vs float KNN (same vectors), and vector table sizes."""
     int8_db = os.path.join(tmp, "int8.db")
     store8 = await Store.open(int8_db)
-    idx8 = SqliteVecIndex(store8.writer, store8.reader, store.memories, quantization="int8")
+    # the same memory rows (same rowids) in the second database: KNN joins them for visibility
+    await store8.writer.execute("ATTACH DATABASE ? AS src", (store.path,))
+    await store8.writer.execute("INSERT INTO memories SELECT * FROM src.memories")
+    await store8.writer.execute("DETACH DATABASE src")
+    idx8 = SqliteVecIndex(store8.writer, store8.reader, store8.memories, quantization="int8")
     mems = await store.memories.get_many(list(vectors))
     dim = len(next(iter(vectors.values())))
     await idx8.ensure(dim, engine.embedder.signature)

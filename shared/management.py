@@ -637,7 +637,11 @@ async def memory_stats(
 
 
 async def engine_status(
-    store: Store, settings: Settings, health: dict[str, str] | None = None
+    store: Store,
+    settings: Settings,
+    health: dict[str, str] | None = None,
+    *,
+    with_counts: bool = True,
 ) -> dict[str, Any]:
     """What the memory engine is running now: keyword tier (FTS5), embedding source, vector tier,
     Qdrant configuration, pending reindex count. ``health`` is the vector engine's own report
@@ -649,6 +653,12 @@ async def engine_status(
     """
     counts = await store.management.engine_counts()
     meta = counts["vector_meta"]
+    # the embedding actually in use: "source:model:dim[:int8]" from the engine's health report,
+    # else from the vector table metadata, else the configured values
+    signature = (health or {}).get("embedding") or (meta["signature"] if meta else None)
+    parts = signature.split(":") if signature and signature.count(":") >= 2 else None
+    if not with_counts:
+        counts = {**counts, "memories": None, "pending_reindex": None, "fts_rows": None}
     return {
         "keyword": {
             "engine": "fts5",
@@ -657,8 +667,9 @@ async def engine_status(
             "status": "ok",
         },
         "embedding": {
-            "source": settings.embedding_source,
-            "model": settings.embedding_model,
+            "source": parts[0] if parts else settings.embedding_source,
+            "model": parts[1] if parts else settings.embedding_model,
+            "configured_source": settings.embedding_source,
             "dim": meta["dim"] if meta else (settings.embedding_dim or None),
             "signature": meta["signature"] if meta else None,
         },

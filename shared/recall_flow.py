@@ -70,6 +70,9 @@ async def plan_memory(
         return MemoryPlan(
             body=body, memory_ids=[], tier="none", degraded=exc.code or "recall_error"
         )
+    except Exception as exc:  # memory must never fail a chat request (DESIGN §1)
+        log.exception("recall failed unexpectedly: %s", type(exc).__name__)
+        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_error")
     if not result.memories:
         return MemoryPlan(body=body, memory_ids=[], tier=result.tier, degraded=result.degraded)
     recalled = [

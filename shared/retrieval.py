@@ -8,6 +8,8 @@ ranked, cut by a relevance floor, then walked under the token budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from shared.engine import Engine
@@ -78,7 +80,7 @@ async def keyword_candidates(
         return [], {}
     joiner = " OR "
     if common_df > 0 and len(terms) > 1:
-        counts = await store.term_doc_counts(terms, common_df)
+        counts: Sequence[int] = await store.term_doc_counts(terms, common_df)
         rare = [t for t, n in zip(terms, counts, strict=True) if n < common_df]
         if rare:
             terms = rare
@@ -155,8 +157,12 @@ async def recall(
     degraded: str | None = None
     vector: list[Candidate] = []
     vector_tier: str | None = None
+    if not query_terms(query):
+        # nothing searchable ("*", "AND OR NOT", emoji only): no leg has anything to go on
+        return RecallResult(memories=[], tier="none")
     if want_vector:
-        assert engine is not None
+        assert engine is not None and engine.embedder is not None
+        min_similarity = settings.vector_min_similarity or engine.embedder.min_similarity
         try:
             result = await engine.vector_search(
                 query,
@@ -170,7 +176,7 @@ async def recall(
             vector = [
                 Candidate(memory_id=h.memory_id, score=h.score, rank=i + 1)
                 for i, h in enumerate(result.hits)
-                if h.score >= settings.vector_min_similarity
+                if h.score >= min_similarity
             ]
         except (EmbeddingError, VectorIndexError) as exc:
             degraded = exc.code or "vector_unavailable"

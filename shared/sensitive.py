@@ -170,6 +170,15 @@ _AWS_SECRET_RE = re.compile(
     r"(?P<v>[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=]))"
 )
 
+# A credential stated in words: "my password is hunter2", "PIN: 4411", "passcode = x9!". Only
+# the value (one whitespace-free run) is the finding.
+_CREDENTIAL_RE = re.compile(
+    r"(?i:\b(?:password|passwd|passphrase|passcode|pass\s?code|pin(?:\s?code)?|pwd|"
+    r"secret\s?(?:key|code)|security\s?code|access\s?code|locker\s?code|door\s?code))"
+    r"(?:\s{1,3}(?i:is|was|=|:)|\s{0,3}[:=])\s{0,3}[\"'`]?(?P<v>[^\s\"'`]{2,128})"
+)
+_CREDENTIAL_HINT_RE = re.compile(r"(?i)pass|pin|pwd|secret|code")
+
 _EMAIL_RE = re.compile(
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}+@"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])"
@@ -278,6 +287,11 @@ class SensitiveDetector:
         if "=" in text or ":" in text:
             for m in _AWS_SECRET_RE.finditer(text):
                 found.append(Finding("aws_key", m.start("v"), m.end("v")))
+        if _CREDENTIAL_HINT_RE.search(text) is not None:
+            for m in _CREDENTIAL_RE.finditer(text):
+                value = m.group("v").rstrip(".,;!?)")
+                if value:
+                    found.append(Finding("secret", m.start("v"), m.start("v") + len(value)))
         if "@" in text:
             for m in _EMAIL_RE.finditer(text):
                 found.append(Finding("email", m.start(), m.end()))

@@ -52,7 +52,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """All process settings. Units are in the field names (``_s`` seconds, ``_ms`` ms, ...)."""
 
     # storage and queue
-    db_path: str = "mnemogate.db"
+    db_path: str = "data/mnemogate.db"
     redis_url: str = ""
     # HTTP server
     host: str = "127.0.0.1"
@@ -81,7 +81,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rrf_k: float = 2.0
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
-    vector_min_similarity: float = 0.35
+    vector_min_similarity: float = 0.0
     # learning
     capture_turns: bool = True
     extraction: ExtractionMode = "regex"

@@ -24,8 +24,13 @@ from starlette.types import Send
 from services.gateway import proxy
 from services.gateway.auth import authenticate_client
 from services.gateway.body import parse_chat_request, read_body
-from services.gateway.sse import assistant_text_from_json, assistant_text_from_sse
+from services.gateway.sse import (
+    assistant_text_from_json,
+    assistant_text_from_sse,
+    sse_error_event,
+)
 from services.gateway.state import GatewayState
+from shared.errors import MnemogateError
 from shared.injection import ProviderCapabilities, all_user_texts
 from shared.jobs.payloads import LEARN, LearnPayload, RecordAccessPayload
 from shared.models import Scope
@@ -189,6 +194,10 @@ async def _stream(
                     kept.extend(chunk)
                 yield chunk
             ended = True
+        except MnemogateError as exc:
+            # The status line is already sent: report the failure in-band, as an SSE error
+            # event in the documented error shape, and end the stream.
+            yield sse_error_event(exc.message, exc.type, exc.code)
         finally:
             # Runs on normal end and when the client disconnects (the task is cancelled):
             # closing the upstream response aborts the upstream request.

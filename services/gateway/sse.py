@@ -41,3 +41,9 @@ def assistant_text_from_json(body: Any) -> str:
     except (KeyError, IndexError, TypeError):
         return ""
     return content if isinstance(content, str) else ""
+
+
+def sse_error_event(message: str, type_: str, code: str | None) -> bytes:
+    """One SSE ``data:`` event carrying ``{"error": {"message", "type", "code"}}``."""
+    payload = msgspec.json.encode({"error": {"message": message, "type": type_, "code": code}})
+    return b"data: " + payload + b"\n\n"

@@ -34,6 +34,9 @@ class EmbeddingSource(ABC):
     source: str
     model: str
     dim: int
+    #: Cosine similarity below which a neighbour is treated as unrelated, calibrated per source
+    #: (unrelated pairs scored about 0.1-0.25 with MiniLM; see ``vector_min_similarity``).
+    min_similarity: float = 0.3
 
     @property
     def signature(self) -> str:

@@ -112,6 +112,11 @@ class CachedEmbeddingSource(EmbeddingSource):
         return self.inner.model
 
     @property
+    def min_similarity(self) -> float:  # type: ignore[override]
+        """The wrapped source's calibrated similarity floor."""
+        return self.inner.min_similarity
+
+    @property
     def dim(self) -> int:  # type: ignore[override]
         return self.inner.dim
 

@@ -388,7 +388,7 @@ class MemoryStore:
                 await cur.close()
         return int(changed)
 
-    async def term_doc_counts(self, quoted_terms: Sequence[str], cap: int) -> list[int]:
+    async def term_doc_counts(self, quoted_terms: Sequence[str], cap: int) -> Sequence[int]:
         """Documents matching each FTS5 term (already quoted), counted up to ``cap``, in one
         round trip; cost is bounded by ``cap`` postings per term."""
         if not quoted_terms:

@@ -196,3 +196,19 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=12).map("".join))
 def test_redact_adversarial_concatenations(text: str) -> None:
     _assert_clean(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My password is hunter2", "My password is [secret]"),
+        ("my PIN: 4411.", "my PIN: [secret]."),
+        ("the passcode = x9!y", "the passcode = [secret]"),
+        ("Our secret key=abc123def", "Our secret key=[secret]"),
+        ("I forgot my password", "I forgot my password"),
+        ("Pinterest is fun", "Pinterest is fun"),
+        ("the code is clean", "the code is clean"),
+    ],
+)
+def test_credentials_stated_in_words_are_redacted(text, expected):
+    assert SensitiveDetector().redact(text) == expected

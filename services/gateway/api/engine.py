@@ -20,8 +20,9 @@ HEALTH_TIMEOUT_S = 1.0
 async def engine_status(request: Request) -> Response:
     """``GET /api/engine`` → keyword, embedding, vector, qdrant sections and pending reindex.
 
-    Any authenticated caller (the status holds no tenant data)."""
-    await principal_of(request)
+    Any authenticated caller; whole-database counts only for the admin (a client key must not
+    learn how many memories other tenants hold)."""
+    principal = await principal_of(request)
     state = state_of(request)
     health: dict[str, str] | None = None
     engine = getattr(state.jobs, "engine", None)
@@ -30,7 +31,11 @@ async def engine_status(request: Request) -> Response:
             health = dict(await asyncio.wait_for(engine.health(), HEALTH_TIMEOUT_S))
         except Exception as exc:  # a status page reports failures, it does not fail
             health = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-    return json_response(await management.engine_status(state.store, state.settings, health))
+    return json_response(
+        await management.engine_status(
+            state.store, state.settings, health, with_counts=principal.admin
+        )
+    )
 
 
 async def reindex(request: Request) -> Response:

@@ -58,6 +58,7 @@ def post(gateway, secret, content=None, json=None, headers=None, timeout=10.0):
             b'{"model": "m", "user": 5, "messages": [{"role": "user", "content": "x"}]}',
             "invalid_request",
         ),
+        (b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "invalid_json"),
     ],
 )
 def test_malformed_requests_get_400(gateway, upstream, key, body, code):

@@ -67,3 +67,22 @@ def test_client_disconnect_cancels_upstream_and_gateway_keeps_serving(gateway, u
     items = gateway.wait_for_memories(lambda ms: any("Rust" in m.content for m in ms), key_id)
     # the cut-short exchange was not learned
     assert not any("Zoltan" in m.content for m in items)
+
+
+def test_upstream_timeout_mid_stream_ends_with_an_error_event(gateway_factory, upstream):
+    gw = gateway_factory(upstream_timeout_s=1.0)
+    key_id, secret = gw.create_key()
+    upstream.reply_text = " ".join(f"w{i}" for i in range(20))
+    upstream.stream_chunks = 20
+    upstream.stream_chunk_delay_s = 0.3  # the whole stream takes longer than the timeout
+    body = {"model": "m", "stream": True,
+            "messages": [{"role": "user", "content": "My name is Timothy"}]}
+    with httpx.stream("POST", gw.base_url + "/v1/chat/completions", json=body,
+                      headers={"authorization": f"Bearer {secret}"}, timeout=30) as resp:
+        assert resp.status_code == 200
+        text = b"".join(resp.iter_raw()).decode()
+    last = [line for line in text.splitlines() if line.startswith("data:")][-1]
+    assert '"error"' in last and "upstream_timeout" in last
+    assert "[DONE]" not in text
+    time.sleep(0.5)
+    assert not any("Timothy" in m.content for m in gw.memories(key_id))

@@ -123,10 +123,14 @@ def test_stats_and_engine(api: Api) -> None:
     assert (
         api.admin.get("/api/memory/stats", params={"owner_id": api.b.key_id}).json()["total"] == 1
     )
-    engine = api.a.http.get("/api/engine").json()
+    engine = api.admin.get("/api/engine").json()
     assert engine["keyword"]["engine"] == "fts5" and engine["keyword"]["indexed"] == 3
     assert 0 <= engine["pending_reindex"] <= 3  # the embed jobs may already have run
     assert set(engine) >= {"embedding", "vector", "qdrant"}
+    # a client key sees the engine, not how many memories other tenants hold
+    seen_by_client = api.a.http.get("/api/engine").json()
+    assert seen_by_client["keyword"]["indexed"] is None and seen_by_client["memories"] is None
+    assert seen_by_client["embedding"]["source"] == engine["embedding"]["source"]
 
 
 def test_jobs_never_span_tenants(api: Api) -> None:
