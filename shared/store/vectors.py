@@ -203,7 +203,9 @@ class SqliteVecIndex:
         # it is NULL. Such memories get no vector (an older one is removed); keyword finds them.
         usable = np.linalg.norm(mat, axis=1) > 1e-6
         if not usable.all():
-            await self.delete([r.memory_id for r, ok in zip(records, usable, strict=True) if not ok])
+            await self.delete(
+                [r.memory_id for r, ok in zip(records, usable, strict=True) if not ok]
+            )
             records = [r for r, ok in zip(records, usable, strict=True) if ok]
             mat = mat[usable]
             if not records:

@@ -67,6 +67,7 @@ class FakeUpstream:
         self.embedding_dim = 16
         self.embeddings_status = 200
         self.embeddings_delay_s = 0.0
+        self.zero_embeddings = False  # answer all-zero vectors (texts with no known token)
         self.stream_cancelled = threading.Event()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -103,7 +104,9 @@ class FakeUpstream:
             {
                 "object": "embedding",
                 "index": i,
-                "embedding": hashed_embedding(t, self.embedding_dim),
+                "embedding": [0.0] * self.embedding_dim
+                if self.zero_embeddings
+                else hashed_embedding(t, self.embedding_dim),
             }
             for i, t in enumerate(inputs)
         ]
@@ -214,6 +217,7 @@ class FakeUpstream:
         self.stream_chunk_delay_s = 0.0
         self.embeddings_status = 200
         self.embeddings_delay_s = 0.0
+        self.zero_embeddings = False
         self.stream_cancelled.clear()
 
     def __enter__(self) -> FakeUpstream:

@@ -152,3 +152,23 @@ def test_model_change_marks_for_reindex_keyword_meanwhile_then_reindex_restores(
         "x-mnemogate-memory-degraded"
     )
     assert "x-mnemogate-memory-degraded" not in resp.headers
+
+
+def test_zero_embeddings_never_break_recall(gateway_factory, upstream):
+    """A text with no known word piece embeds to a zero vector (no direction): such memories
+    get no vector and such queries skip the vector leg; nothing answers 5xx."""
+    gw = gateway_factory(**remote_settings(upstream))
+    key_id, secret = gw.create_key()
+    learn_and_wait(gw, secret, key_id, "I prefer Neovim for editing", "Neovim")
+    upstream.zero_embeddings = True
+    ask(gw, secret, "🙂🙂🙂 I prefer Helix for editing")
+    gw.wait_for_memories(
+        lambda ms: any("Helix" in m.content and not m.needs_reindex for m in ms), owner_id=key_id
+    )
+    for _ in range(2):
+        resp = ask(gw, secret, "which editor for editing?", **{"x-mnemogate-no-learn": "1"})
+        assert "x-mnemogate-memory-degraded" not in resp.headers
+        assert "Neovim" in injected(upstream)
+    upstream.zero_embeddings = False  # a new query (the zero one is cached) uses vectors again
+    resp = ask(gw, secret, "prefer Neovim for editing", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid"

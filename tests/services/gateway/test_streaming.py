@@ -75,10 +75,18 @@ def test_upstream_timeout_mid_stream_ends_with_an_error_event(gateway_factory, u
     upstream.reply_text = " ".join(f"w{i}" for i in range(20))
     upstream.stream_chunks = 20
     upstream.stream_chunk_delay_s = 0.3  # the whole stream takes longer than the timeout
-    body = {"model": "m", "stream": True,
-            "messages": [{"role": "user", "content": "My name is Timothy"}]}
-    with httpx.stream("POST", gw.base_url + "/v1/chat/completions", json=body,
-                      headers={"authorization": f"Bearer {secret}"}, timeout=30) as resp:
+    body = {
+        "model": "m",
+        "stream": True,
+        "messages": [{"role": "user", "content": "My name is Timothy"}],
+    }
+    with httpx.stream(
+        "POST",
+        gw.base_url + "/v1/chat/completions",
+        json=body,
+        headers={"authorization": f"Bearer {secret}"},
+        timeout=30,
+    ) as resp:
         assert resp.status_code == 200
         text = b"".join(resp.iter_raw()).decode()
     last = [line for line in text.splitlines() if line.startswith("data:")][-1]
