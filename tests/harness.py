@@ -4,18 +4,17 @@ store access for assertions. Used by tests and never by the product."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
-import uvicorn
 
 from services.gateway.app import create_app
 from shared.models import Memory
 from shared.settings import Settings, load_settings
 from shared.store import Store
+from tests.fakes.server import ThreadedUvicorn
 from tests.fakes.upstream import free_port
 
 T = TypeVar("T")
@@ -34,21 +33,12 @@ class GatewayHarness:
         self.settings: Settings = load_settings({}, **overrides)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.app = create_app(self.settings)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedUvicorn | None = None
 
     def start(self) -> GatewayHarness:
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
+        self._server = ThreadedUvicorn(self.app, self.port, lifespan="on")
+        self._server.start(timeout_s=15)
         deadline = time.monotonic() + 15
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("gateway did not start")
-            time.sleep(0.01)
         while time.monotonic() < deadline:  # wait for the embedding model to load
             checks = httpx.get(self.base_url + "/readyz", timeout=5).json()["checks"]
             if checks.get("embedding") != "warming_up":
@@ -58,9 +48,7 @@ class GatewayHarness:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=15)
+            self._server.stop()
 
     # ---- store access (own connection, own loop) ---------------------------------------------
     def with_store(self, fn: Callable[[Store], Awaitable[T]]) -> T:

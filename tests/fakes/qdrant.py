@@ -20,15 +20,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.fakes.server import ThreadedUvicorn
 from tests.fakes.upstream import free_port
 
 Recorded = tuple[str, str, dict[str, str], Any]
@@ -52,8 +51,7 @@ class FakeQdrant:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._release = threading.Event()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedUvicorn | None = None
 
     # ---- app -------------------------------------------------------------------------------
     def _app(self) -> Starlette:
@@ -110,26 +108,15 @@ class FakeQdrant:
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> FakeQdrant:
         """Start serving in a daemon thread; returns self once the port accepts connections."""
-        config = uvicorn.Config(
-            self._app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self._server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError("fake qdrant did not start")
+        self._server = ThreadedUvicorn(self._app(), self.port)
+        self._server.start()
+        return self
 
     def stop(self) -> None:
         """Release hanging requests, stop the server and join its thread."""
         self._release.set()
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._server.stop()
 
     def reset(self) -> None:
         """Forget recorded requests and restore default behaviour (releases hanging requests)."""

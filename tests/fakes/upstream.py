@@ -29,6 +29,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.fakes.server import ThreadedUvicorn
+
 Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 
@@ -71,8 +73,7 @@ class FakeUpstream:
         self.stream_cancelled = threading.Event()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedUvicorn | None = None
 
     # ---- app -------------------------------------------------------------------------------
     def _app(self) -> Starlette:
@@ -183,25 +184,14 @@ class FakeUpstream:
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> FakeUpstream:
         """Start serving in a daemon thread; returns self once the port accepts connections."""
-        config = uvicorn.Config(
-            self._app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self._server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError("fake upstream did not start")
+        self._server = ThreadedUvicorn(self._app(), self.port)
+        self._server.start()
+        return self
 
     def stop(self) -> None:
         """Stop the server and join its thread."""
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._server.stop()
 
     def reset(self) -> None:
         """Forget recorded requests and restore default behaviour."""
