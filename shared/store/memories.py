@@ -28,6 +28,8 @@ COLUMNS = (
     "needs_reindex"
 )
 _json_decoder = msgspec.json.Decoder(dict[str, Any])
+TERM_DF_TTL_S = 30.0
+TERM_DF_CACHE_MAX = 20_000
 _json_encoder = msgspec.json.Encoder()
 
 
@@ -131,6 +133,7 @@ class MemoryStore:
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
+        self._df_cache: dict[tuple[str, int], tuple[int, float]] = {}
 
     async def upsert(self, new: NewMemory, now: float | None = None) -> tuple[Memory, bool]:
         """Insert, or update the row with the same (owner, user, key); returns (row, created).
@@ -390,17 +393,29 @@ class MemoryStore:
 
     async def term_doc_counts(self, quoted_terms: Sequence[str], cap: int) -> Sequence[int]:
         """Documents matching each FTS5 term (already quoted), counted up to ``cap``, in one
-        round trip; cost is bounded by ``cap`` postings per term."""
-        if not quoted_terms:
-            return []
-        sql = " UNION ALL ".join(
-            f"SELECT {i}, (SELECT COUNT(*) FROM (SELECT 1 FROM memory_fts "
-            f"WHERE memory_fts MATCH ? LIMIT {int(cap)}))"
-            for i in range(len(quoted_terms))
-        )
-        with store_errors("counting term frequencies"):
-            rows = await self.conn.execute_fetchall(sql, list(quoted_terms))
-        counts = [0] * len(quoted_terms)
-        for i, n in rows:
-            counts[int(i)] = int(n)
-        return counts
+        round trip; cost is bounded by ``cap`` postings per term. Counts are cached per term for
+        :data:`TERM_DF_TTL_S` seconds (a term's frequency class changes slowly)."""
+        now = time.monotonic()
+        counts: list[int | None] = []
+        for term in quoted_terms:
+            hit = self._df_cache.get((term, cap))
+            counts.append(hit[0] if hit is not None and hit[1] > now else None)
+        missing = [t for t, c in zip(quoted_terms, counts, strict=True) if c is None]
+        if missing:
+            sql = " UNION ALL ".join(
+                f"SELECT {i}, (SELECT COUNT(*) FROM (SELECT 1 FROM memory_fts "
+                f"WHERE memory_fts MATCH ? LIMIT {int(cap)}))"
+                for i in range(len(missing))
+            )
+            with store_errors("counting term frequencies"):
+                rows = await self.conn.execute_fetchall(sql, list(missing))
+            if len(self._df_cache) > TERM_DF_CACHE_MAX:
+                self._df_cache.clear()
+            found = {missing[int(i)]: int(n) for i, n in rows}
+            for term, n in found.items():
+                self._df_cache[(term, cap)] = (n, now + TERM_DF_TTL_S)
+            counts = [
+                found.get(t, 0) if c is None else c
+                for t, c in zip(quoted_terms, counts, strict=True)
+            ]
+        return [int(c or 0) for c in counts]
