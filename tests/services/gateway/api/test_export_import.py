@@ -118,3 +118,53 @@ def test_client_export_is_own_and_import_rejects_bad_lines(gateway_factory) -> N
         }
     )
     assert http.post("/api/memory/import", content=global_line.encode()).status_code == 403
+
+
+def test_import_is_embedded_by_a_real_worker(  # type: ignore[no-untyped-def]
+    gateway_factory, upstream, redis_url, worker_process, tmp_path
+) -> None:
+    """The vector tier of imported memories is rebuilt by the worker (reindex job → embed)."""
+    import time
+
+    embed = {
+        "embedding_source": "remote",
+        "embedding_base_url": upstream.base_url,
+        "embedding_model": "fake-embed",
+    }
+    src: GatewayHarness = gateway_factory(
+        admin_token=ADMIN_TOKEN, db_path=str(tmp_path / "src.db"), embedding_source="none"
+    )
+    owner = src.create_key("a")[0]
+
+    async def seed(store: Store) -> None:
+        await store.writes.upsert_many(
+            [NewMemory(owner_id=owner, content=f"imported fact number {i}") for i in range(300)]
+        )
+
+    src.with_store(seed)
+    body = client(src.base_url, ADMIN_TOKEN).get("/api/memory/export").content
+
+    db = str(tmp_path / "dst.db")
+    dst: GatewayHarness = gateway_factory(
+        admin_token=ADMIN_TOKEN, db_path=db, redis_url=redis_url, **embed
+    )
+    dst.with_store(lambda store: store.memories.count())  # migrated before the worker starts
+    worker_process(db, **{k: str(v) for k, v in embed.items()})
+    r = client(dst.base_url, ADMIN_TOKEN).post("/api/memory/import", content=body)
+    assert r.json()["written"] == 300
+
+    async def vec_state(store: Store) -> tuple[int, int]:
+        rows = await store.reader.execute_fetchall("SELECT COUNT(*) FROM vec_memories")
+        return await store.memories.count_pending_reindex(), int(next(iter(rows))[0])
+
+    deadline = time.monotonic() + 60
+    state = (-1, -1)
+    while time.monotonic() < deadline:
+        try:
+            state = dst.with_store(vec_state)
+        except Exception:  # the worker has not built the vector table yet
+            state = (-1, -1)
+        if state == (0, 300):
+            break
+        time.sleep(0.3)
+    assert state == (0, 300), state
