@@ -8,7 +8,7 @@ import aiohttp
 
 from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext
-from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue
+from shared.jobs.queue import ArqQueue, JobQueue
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import ProviderConfig, Settings
 from shared.store import Store
@@ -31,8 +31,3 @@ class GatewayState:
     def arq_queue(self) -> ArqQueue | None:
         """The arq queue in worker mode, else None."""
         return self.queue if isinstance(self.queue, ArqQueue) else None
-
-    @property
-    def inprocess_queue(self) -> InProcessQueue | None:
-        """The in-process queue in embedded mode, else None."""
-        return self.queue if isinstance(self.queue, InProcessQueue) else None
