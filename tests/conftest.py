@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from tests.fakes.upstream import FakeUpstream
-from tests.harness import GatewayHarness
+from tests.harness import TEST_QUEUE_NAME, GatewayHarness
 
 REDIS_URL = os.environ.get("MNEMOGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 
@@ -44,6 +44,7 @@ def gateway_factory(tmp_path, upstream) -> Iterator[object]:
         overrides.setdefault("db_path", str(tmp_path / "mnemogate.db"))
         overrides.setdefault("upstream_base_url", upstream.base_url)
         overrides.setdefault("upstream_api_key", "sk-upstream-test")
+        overrides.setdefault("queue_name", TEST_QUEUE_NAME)
         gw = GatewayHarness(overrides).start()
         started.append(gw)
         return gw
@@ -84,6 +85,7 @@ def worker_process(tmp_path, redis_url) -> Iterator[object]:
             {
                 "MNEMOGATE_DB_PATH": db_path,
                 "MNEMOGATE_REDIS_URL": redis_url,
+                "MNEMOGATE_QUEUE_NAME": TEST_QUEUE_NAME,
                 **{f"MNEMOGATE_{k.upper()}": v for k, v in env_overrides.items()},
             }
         )

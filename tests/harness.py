@@ -4,6 +4,7 @@ store access for assertions. Used by tests and never by the product."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -18,6 +19,9 @@ from tests.fakes.server import ThreadedUvicorn
 from tests.fakes.upstream import free_port
 
 T = TypeVar("T")
+
+#: arq queue of this test run: concurrent runs on one Redis never take each other's jobs.
+TEST_QUEUE_NAME = f"mnemogate-test:{os.getpid()}"
 
 
 def run_sync(coro: Awaitable[T]) -> T:

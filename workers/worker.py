@@ -151,6 +151,7 @@ def build_worker(settings: Settings, *, burst: bool = False) -> Worker:
             "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"
         )
     return Worker(
+        queue_name=settings.queue_name,
         functions=[_job_function(name, settings) for name in HANDLERS],
         cron_jobs=[
             cron(relay_outbox, second=set(range(0, 60, 10)), run_at_startup=True),

@@ -48,15 +48,19 @@ def jobs_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
 
-def arq_pool(redis_url: str) -> ArqRedis:
-    """A lazily-connecting arq Redis pool (no ping at start: the gateway starts without Redis)."""
+def arq_pool(redis_url: str, queue_name: str = "arq:queue") -> ArqRedis:
+    """A lazily-connecting arq Redis pool (no ping at start: the gateway starts without Redis)
+    that enqueues into ``queue_name``."""
     pool = ConnectionPool.from_url(
         redis_url,
         socket_connect_timeout=REDIS_SOCKET_TIMEOUT_S,
         socket_timeout=REDIS_SOCKET_TIMEOUT_S,
     )
     return ArqRedis(
-        connection_pool=pool, job_serializer=job_serializer, job_deserializer=job_deserializer
+        connection_pool=pool,
+        job_serializer=job_serializer,
+        job_deserializer=job_deserializer,
+        default_queue_name=queue_name,
     )
 
 
@@ -106,7 +110,7 @@ def create_app(settings: Settings) -> Starlette:
         if settings.embedded:
             queue = InProcessQueue(lambda name, data: run_with_retries(jobs, name, data))
         else:
-            arq_queue = ArqQueue(arq_pool(settings.redis_url), store.outbox)
+            arq_queue = ArqQueue(arq_pool(settings.redis_url, settings.queue_name), store.outbox)
             relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
             queue = arq_queue
         jobs.queue = queue

@@ -25,7 +25,7 @@ from shared.models import Memory, NewMemory
 from shared.store import Store
 from tests.conftest import REDIS_URL
 from tests.fakes.upstream import FakeUpstream
-from tests.harness import GatewayHarness
+from tests.harness import TEST_QUEUE_NAME, GatewayHarness
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Env:
         if self.redis is not None:
             running = self.redis.keys("arq:in-progress:*")  # cron runs keep theirs: not jobs
             jobs = [k for k in running if not k.startswith(b"arq:in-progress:cron:")]
-            return int(self.redis.zcard("arq:queue")) + len(jobs)
+            return int(self.redis.zcard(TEST_QUEUE_NAME)) + len(jobs)
         return len(self.gw.app.state.gateway.queue._tasks)
 
     def settle(self, timeout_s: float = 15.0) -> None:
@@ -64,6 +64,7 @@ def env(request, tmp_path_factory, upstream_server: FakeUpstream) -> Iterator[En
         "db_path": db,
         "upstream_base_url": upstream_server.base_url,
         "upstream_api_key": "sk-upstream-test",
+        "queue_name": TEST_QUEUE_NAME,
     }
     client: redis.Redis | None = None
     worker: subprocess.Popen[bytes] | None = None
@@ -74,7 +75,12 @@ def env(request, tmp_path_factory, upstream_server: FakeUpstream) -> Iterator[En
     gw = GatewayHarness(overrides).start()
     gw.with_store(_noop)  # migrate (serve does not migrate in worker mode)
     if client is not None:
-        env_vars = {**os.environ, "MNEMOGATE_DB_PATH": db, "MNEMOGATE_REDIS_URL": REDIS_URL}
+        env_vars = {
+            **os.environ,
+            "MNEMOGATE_DB_PATH": db,
+            "MNEMOGATE_REDIS_URL": REDIS_URL,
+            "MNEMOGATE_QUEUE_NAME": TEST_QUEUE_NAME,
+        }
         worker = subprocess.Popen(
             [sys.executable, "-m", "services.cli", "worker"],
             env=env_vars,

@@ -31,6 +31,7 @@ from shared.jobs.payloads import LEARN, LearnPayload, encode_payload, job_id_for
 from shared.jobs.queue import ArqQueue, job_deserializer
 from shared.store import Store
 from tests.fakes.upstream import free_port
+from tests.harness import TEST_QUEUE_NAME
 
 
 def migrate(db: str) -> None:
@@ -69,7 +70,7 @@ def learn_payload(i: int, owner: str = "kbatch") -> LearnPayload:
 
 async def enqueue_all(redis_url: str, db: str, payloads: list[LearnPayload]) -> list[str]:
     store = await Store.open(db)
-    queue = ArqQueue(arq_pool(redis_url), store.outbox)
+    queue = ArqQueue(arq_pool(redis_url, TEST_QUEUE_NAME), store.outbox)
     try:
         return [await queue.enqueue(LEARN, p) for p in payloads]
     finally:
@@ -264,7 +265,7 @@ def test_llm_extraction_failure_is_in_the_arq_job_result(
     assert proc.wait(timeout=30) == 0
 
     async def result() -> dict[str, object]:
-        pool = arq_pool(redis_url)
+        pool = arq_pool(redis_url, TEST_QUEUE_NAME)
         try:
             job = Job(job_id, pool, _deserializer=job_deserializer)
             value: dict[str, object] = await job.result(timeout=5)

@@ -22,6 +22,7 @@ from shared.jobs.payloads import (
 from shared.jobs.queue import job_deserializer, job_serializer
 from shared.store import Store
 from shared.store.lifecycle import RELEVANCE_DECAYED_AT
+from tests.harness import TEST_QUEUE_NAME
 from tests.lifecycle_seed import DAY, add, ids, query, seed_cases
 
 
@@ -30,6 +31,7 @@ async def enqueue(redis_url: str, name: str, payload: msgspec.Struct) -> str:
         RedisSettings.from_dsn(redis_url),
         job_serializer=job_serializer,
         job_deserializer=job_deserializer,
+        default_queue_name=TEST_QUEUE_NAME,
     )
     data = encode_payload(payload)
     job_id = job_id_for(name, data)
@@ -45,6 +47,7 @@ async def result(redis_url: str, job_id: str) -> Any:
         RedisSettings.from_dsn(redis_url),
         job_serializer=job_serializer,
         job_deserializer=job_deserializer,
+        default_queue_name=TEST_QUEUE_NAME,
     )
     try:
         return await Job(job_id, pool, _deserializer=job_deserializer).result(timeout=5)
