@@ -47,6 +47,7 @@ from shared.extraction import (
     MAX_CONTENT_CHARS,
     TYPES,
     ExtractedFact,
+    contradicted_keys,
     extract_facts,
     extract_with_llm,
     is_do_not_remember,
@@ -54,6 +55,7 @@ from shared.extraction import (
 from shared.fts_query import build_match_query, query_terms
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
+from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.models import Memory, NewMemory, Scope
 
 #: Characters of one user turn considered (longer turns are cut; pastes beyond are not facts).
@@ -292,6 +294,22 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
                 )
             )
             captured += 1
+    # a newer statement replaces the one it contradicts ("I hate Java" after "I love Java")
+    written_keys = {w.key for w in writes}
+    superseded = sorted(
+        {
+            old
+            for w in writes
+            if w.source == "extraction" and w.key
+            for old in contradicted_keys(w.key)
+            if old not in written_keys
+        }
+    )
+    if superseded:
+        gone = await store.writes.delete_keys(p.owner_id, p.user_id, superseded)
+        if gone:
+            jc.count("superseded", len(gone))
+            await enqueue_vector_delete(jc.queue, gone)
     written = await store.writes.upsert_many(writes, now=p.created_at)
     ids = [memory.id for memory, _ in written if memory.needs_reindex]  # to embed
 

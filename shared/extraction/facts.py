@@ -225,3 +225,33 @@ def key_for_statement(category: str, content: str) -> str:
     body = _USER_PREFIX.sub("", text, count=1) or text
     cat = category if category in CATEGORIES else "fact"
     return f"{cat}:{slug(body)}"
+
+
+_OPPOSITE_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("preference:like:", "preference:dislike:"),
+    ("preference:dislike:", "preference:like:"),
+)
+_POSITIVE_HABITS = ("always", "usually", "often", "typically", "generally", "normally")
+_NEGATIVE_HABITS = ("never", "rarely")
+
+
+def contradicted_keys(key: str) -> list[str]:
+    """Keys of the statements a fact with ``key`` contradicts, which it should replace.
+
+    A like and a dislike of the same thing (``preference:like:x`` ↔ ``preference:dislike:x``),
+    and a positive and a negative habit about the same thing (``pattern:always:x`` ↔
+    ``pattern:never:x``): the newer statement wins. Other keys contradict nothing here (their
+    restatements share the key and are simply updated).
+    """
+    for prefix, opposite in _OPPOSITE_PREFIXES:
+        if key.startswith(prefix):
+            return [opposite + key[len(prefix) :]]
+    if key.startswith("pattern:"):
+        adverb, sep, rest = key[len("pattern:") :].partition(":")
+        if not sep or not rest:
+            return []
+        if adverb in _POSITIVE_HABITS:
+            return [f"pattern:{a}:{rest}" for a in _NEGATIVE_HABITS]
+        if adverb in _NEGATIVE_HABITS:
+            return [f"pattern:{a}:{rest}" for a in _POSITIVE_HABITS]
+    return []

@@ -419,3 +419,18 @@ class MemoryStore:
                 for t, c in zip(quoted_terms, counts, strict=True)
             ]
         return [int(c or 0) for c in counts]
+
+    async def delete_keys(self, owner_id: str, user_id: str, keys: Sequence[str]) -> Sequence[int]:
+        """Delete the memories of (``owner_id``, ``user_id``) with these upsert keys in one
+        transaction (FTS5 and sqlite-vec rows go via triggers); returns the deleted rowids."""
+        if not keys:
+            return []
+        marks = ",".join("?" * len(keys))
+        with store_errors("deleting superseded memories"):
+            async with transaction(self.conn):
+                rows = await self.conn.execute_fetchall(
+                    f"DELETE FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks}) "
+                    "RETURNING id",
+                    [owner_id, user_id, *keys],
+                )
+        return [int(r[0]) for r in rows]

@@ -183,9 +183,23 @@ def test_e1_preference_decision_habit_and_dislike(env, upstream):
 def test_e1_like_and_dislike_of_one_thing_stay_apart(env, upstream):
     owner, secret = key(env, "e1b")
     learn_one(env, secret, owner, "I like Python")
+    assert [(m.key, m.content) for m in facts(env, owner)] == [
+        ("preference:like:python", "User likes Python")
+    ]
+    # never the same key or text; the newer statement replaces the one it contradicts
     learn_one(env, secret, owner, "I don't like Python")
-    contents = sorted(m.content for m in facts(env, owner))
-    assert contents == ["User dislikes Python", "User likes Python"]
+    assert [(m.key, m.content) for m in facts(env, owner)] == [
+        ("preference:dislike:python", "User dislikes Python")
+    ]
+    learn_one(env, secret, owner, "I love Python")
+    assert [m.key for m in facts(env, owner)] == ["preference:like:python"]
+
+
+def test_a_negative_habit_replaces_the_positive_one(env, upstream):
+    owner, secret = key(env, "e1c")
+    learn_one(env, secret, owner, "I always use tabs")
+    learn_one(env, secret, owner, "I never use tabs")
+    assert [m.content for m in facts(env, owner)] == ["User never uses tabs"]
 
 
 def test_e2_dots_inside_tokens_are_kept(env, upstream):

@@ -380,3 +380,27 @@ _LEADS = ["I prefer ", "I don't like ", "My name is ", "I always ", "I'll use ",
 @given(st.text(max_size=80), st.sampled_from(_LEADS))
 def test_extract_never_raises_on_statement_shaped_input(tail: str, lead: str) -> None:
     assert all(_valid(f) for f in extract_facts(lead + tail))
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("preference:like:java", ["preference:dislike:java"]),
+        ("preference:dislike:java", ["preference:like:java"]),
+        ("pattern:always:commit", ["pattern:never:commit", "pattern:rarely:commit"]),
+        (
+            "pattern:never:x",
+            [
+                f"pattern:{a}:x"
+                for a in ("always", "usually", "often", "typically", "generally", "normally")
+            ],
+        ),
+        ("identity:name", []),
+        ("decision:postgres", []),
+        ("pattern:broken", []),
+    ],
+)
+def test_contradicted_keys(key, expected):
+    from shared.extraction import contradicted_keys
+
+    assert contradicted_keys(key) == expected
