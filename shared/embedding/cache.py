@@ -105,10 +105,12 @@ class CachedEmbeddingSource(EmbeddingSource):
 
     @property
     def source(self) -> str:  # type: ignore[override]
+        """The wrapped source's kind."""
         return self.inner.source
 
     @property
     def model(self) -> str:  # type: ignore[override]
+        """The wrapped source's model name."""
         return self.inner.model
 
     @property
@@ -118,6 +120,7 @@ class CachedEmbeddingSource(EmbeddingSource):
 
     @property
     def dim(self) -> int:  # type: ignore[override]
+        """The wrapped source's dimension (0 until a remote source has answered once)."""
         return self.inner.dim
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
