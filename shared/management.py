@@ -14,7 +14,7 @@ below, call one function, and encode the result.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import msgspec
@@ -343,9 +343,15 @@ async def get_memory(store: Store, p: Principal, public_id: str) -> MemoryView:
 
 
 async def create_memory(
-    store: Store, queue: JobQueue | None, p: Principal, body: MemoryCreate, now: float
+    store: Store,
+    queue: JobQueue | None,
+    p: Principal,
+    body: MemoryCreate,
+    now: float,
+    redact: Callable[[str], str] | None = None,
 ) -> tuple[MemoryView, bool]:
-    """Store a memory (upsert on owner+user+key); returns (memory, created).
+    """Store a memory (upsert on owner+user+key); returns (memory, created). ``redact`` (the
+    sensitive-content filter when it is on) is applied to the content before it is stored.
 
     Raises:
         InvalidRequest: empty content, or admin without ``owner_id``. PermissionDenied / NotFound:
@@ -357,7 +363,7 @@ async def create_memory(
     memory, created = await store.writes.upsert(
         NewMemory(
             owner_id=owner,
-            content=body.content,
+            content=redact(body.content) if redact is not None else body.content,
             user_id=body.user_id,
             session_id=body.session_id,
             type=body.type,
@@ -382,6 +388,7 @@ async def update_memory(
     public_id: str,
     body: MemoryUpdate,
     now: float,
+    redact: Callable[[str], str] | None = None,
 ) -> MemoryView:
     """Change fields of ``public_id``; a new content or key marks it ``needs_reindex`` and queues
     re-embedding; a new ``type`` or ``expires_at`` (payload the Qdrant tier filters on) queues
@@ -394,6 +401,8 @@ async def update_memory(
     if isinstance(body.content, str) and not body.content.strip():
         raise InvalidRequest("content must not be empty")
     await _check_writable_id(store, p, public_id)
+    if redact is not None and isinstance(body.content, str):
+        body = msgspec.structs.replace(body, content=redact(body.content))
     changes = MemoryChanges(**msgspec.structs.asdict(body))
     memory = await store.management.update(public_id, _writable_owners(p), changes, now)
     if memory is None:
@@ -548,6 +557,10 @@ async def import_lines(
             row = _row_decoder.decode(line)
         except msgspec.DecodeError as exc:
             raise InvalidRequest(f"line {line_no}: {exc}", code="invalid_import_line") from exc
+        except RecursionError as exc:
+            raise InvalidRequest(
+                f"line {line_no}: nested too deeply", code="invalid_import_line"
+            ) from exc
         batch.append(_check_import_owner(p, row, line_no))
         if len(batch) >= IMPORT_BATCH:
             w, s = await store.management.import_rows(batch)

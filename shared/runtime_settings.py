@@ -33,8 +33,43 @@ from shared.store.settings_row import SettingsRow, SettingsStore
 
 log = logging.getLogger("mnemogate.settings")
 
+#: Read once at start-up (clients, pools, engine and providers are built from them) or part of
+#: the deployment's identity: a runtime change would be accepted but not take effect, so it is
+#: refused; change them in the environment and restart.
 IMMUTABLE_FIELDS: frozenset[str] = frozenset(
-    {"db_path", "redis_url", "host", "port", "admin_token"}
+    {
+        "db_path",
+        "redis_url",
+        "queue_name",
+        "host",
+        "port",
+        "admin_token",
+        "max_body_bytes",
+        "upstream_base_url",
+        "upstream_api_key",
+        "upstream_timeout_s",
+        "upstream_connect_timeout_s",
+        "upstream_rejects_system_role",
+        "upstream_system_must_be_first",
+        "upstream_top_level_system",
+        "providers_file",
+        "embedding_source",
+        "embedding_base_url",
+        "embedding_api_key",
+        "embedding_model",
+        "embedding_dim",
+        "embedding_timeout_s",
+        "embedding_cache_size",
+        "embedding_cache_ttl_s",
+        "static_model_path",
+        "vector_quantization",
+        "vector_tier",
+        "qdrant_url",
+        "qdrant_api_key",
+        "qdrant_collection",
+        "qdrant_timeout_s",
+        "job_timeout_s",
+    }
 )
 SECRET_FIELDS: frozenset[str] = frozenset(
     {"admin_token", "upstream_api_key", "embedding_api_key", "qdrant_api_key"}
@@ -49,6 +84,13 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "upstream_connect_timeout_s": (0.001, 600),
     "recall_max_tokens": (0, 8000),
     "recall_top_k": (1, 1000),
+    "recall_max_memories": (0, 1000),
+    "keyword_common_term_df": (0, 1_000_000),
+    "vector_min_similarity": (-1, 1),
+    "access_immunity": (0, 1_000_000),
+    "max_memories_per_owner": (0, 1_000_000_000),
+    "sweep_max_scan": (1, 100_000_000),
+    "relevance_half_life_days": (0, 36_500),
     "recall_timeout_ms": (0, 60_000),
     "recall_relative_floor": (0, 1),
     "rrf_k": (0.001, 10_000),

@@ -124,7 +124,7 @@ async def memory_add(
     )
     try:
         memory, created = await management.create_memory(
-            state.store, state.queue, principal, body, time.time()
+            state.store, state.queue, principal, body, time.time(), state.redactor()
         )
     except MnemogateError as exc:
         raise _tool_error(exc) from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -26,6 +27,11 @@ class GatewayState:
     jobs: JobContext
     runtime: RuntimeSettings | None = None
     access: AccessBatcher | None = None
+
+    def redactor(self) -> Callable[[str], str] | None:
+        """The sensitive-content redaction for memories written through the API/MCP, or None
+        when ``sensitive_filter`` is off."""
+        return self.jobs.detector.redact if self.settings.sensitive_filter else None
 
     @property
     def arq_queue(self) -> ArqQueue | None:

@@ -37,6 +37,8 @@ async def decode_body(request: Request, type_: type[T]) -> T:
         raise InvalidRequest(f"invalid request body: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise InvalidRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from exc
+    except RecursionError as exc:
+        raise InvalidRequest("request body is nested too deeply", code="invalid_json") from exc
 
 
 def decode_query(request: Request, type_: type[T]) -> T:

@@ -46,7 +46,7 @@ async def create_memory(request: Request) -> Response:
     body = await decode_body(request, MemoryCreate)
     state = state_of(request)
     memory, created = await management.create_memory(
-        state.store, state.queue, principal, body, time.time()
+        state.store, state.queue, principal, body, time.time(), state.redactor()
     )
     return json_response(memory, 201 if created else 200)
 
@@ -66,7 +66,13 @@ async def update_memory(request: Request) -> Response:
     body = await decode_body(request, MemoryUpdate)
     state = state_of(request)
     memory = await management.update_memory(
-        state.store, state.queue, principal, request.path_params["id"], body, time.time()
+        state.store,
+        state.queue,
+        principal,
+        request.path_params["id"],
+        body,
+        time.time(),
+        state.redactor(),
     )
     return json_response(memory)
 

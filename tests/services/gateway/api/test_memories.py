@@ -180,3 +180,14 @@ def test_no_admin_token_means_admin_off(gateway_factory) -> None:  # type: ignor
     assert mine.post("/api/memory", json={"content": "still works"}).status_code == 201
     assert mine.get("/api/memory").json()["total"] == 1
     assert mine.get("/api/settings").status_code == 401
+
+
+def test_secrets_in_api_writes_are_redacted(api: Api) -> None:
+    r = api.a.http.post("/api/memory", json={"content": "My password is hunter4, mail a@b.io"})
+    assert r.status_code == 201
+    stored = r.json()
+    assert stored["content"] == "My password is [secret], mail [email]"
+    r = api.a.http.patch(
+        f"/api/memory/{stored['id']}", json={"content": "card 4111 1111 1111 1111"}
+    )
+    assert r.json()["content"] == "card [card]"

@@ -44,14 +44,23 @@ def test_invalid_updates_are_400(api: Api, patch: dict, code: str) -> None:  # t
 
 
 def test_update_versions_masks_and_resets(api: Api) -> None:
-    r = api.admin.put("/api/settings", json={"recall_max_tokens": 321, "embedding_api_key": "sk-e"})
+    r = api.admin.put("/api/settings", json={"recall_max_tokens": 321})
     assert r.status_code == 200, r.text
     view = r.json()
     assert view["version"] == 1 and view["settings"]["recall_max_tokens"] == 321
-    assert view["overrides"] == {"recall_max_tokens": 321, "embedding_api_key": MASK}
-    # sending the masked value back leaves the secret unchanged
-    view = api.admin.put("/api/settings", json={"embedding_api_key": MASK}).json()
-    assert view["version"] == 2 and view["overrides"]["embedding_api_key"] == MASK
+    assert view["overrides"] == {"recall_max_tokens": 321}
+    assert view["settings"]["upstream_api_key"] == MASK  # secrets stay masked on read
+    # settings read only at start-up are refused rather than silently ignored
+    for name, value in (
+        ("embedding_api_key", "sk-e"),
+        ("upstream_base_url", "http://x"),
+        ("upstream_timeout_s", 0.001),
+    ):
+        refused = api.admin.put("/api/settings", json={name: value})
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "immutable_setting"
+    # out-of-range values are refused (a huge one once disabled recall)
+    for name, value in (("keyword_common_term_df", 10**30), ("recall_max_memories", 10**6)):
+        assert api.admin.put("/api/settings", json={name: value}).status_code == 400
     # the serving gateway uses the new value at once (search preview default budget)
     api.a.http.post("/api/memory", json={"content": "tea"})
     preview = api.a.http.post("/api/memory/search-preview", json={"query": "tea"}).json()
@@ -63,4 +72,10 @@ def test_update_versions_masks_and_resets(api: Api) -> None:
         and "recall_max_tokens" not in view["overrides"]
     )
     assert api.admin.put("/api/settings", content=b"[1]").status_code == 400
+    deep = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for r in (
+        api.admin.put("/api/settings", content=deep),
+        api.admin.post("/api/memory/import", content=deep + b"\n"),
+    ):
+        assert r.status_code == 400 and set(r.json()["error"]) == {"message", "type", "code"}
     assert api.admin.put("/api/settings", content=b"{").status_code == 400
