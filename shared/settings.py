@@ -116,6 +116,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     access_immunity: int = 3
     max_memories_per_owner: int = 0
     sweep_batch_size: int = 1000
+    lifecycle_schedule: bool = True
     sweep_max_scan: int = 100_000
     relevance_half_life_days: float = 30.0
     # jobs

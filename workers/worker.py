@@ -160,7 +160,7 @@ def build_worker(settings: Settings, *, burst: bool = False) -> Worker:
             # get the same bound (the sweep resumes from its persisted progress next run).
             *[
                 dataclasses.replace(cj, timeout_s=arq_job_timeout_s(settings))
-                for cj in LIFECYCLE_CRON_JOBS
+                for cj in (LIFECYCLE_CRON_JOBS if settings.lifecycle_schedule else [])
             ],
         ],
         redis_settings=RedisSettings.from_dsn(settings.redis_url),

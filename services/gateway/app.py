@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 
 import httpx
@@ -31,6 +32,12 @@ from shared.engine import build_engine
 from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext, build_detector
 from shared.jobs.handlers import run_with_retries
+from shared.jobs.payloads import (
+    DECAY_RELEVANCE,
+    SWEEP,
+    DecayRelevancePayload,
+    SweepPayload,
+)
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
 from shared.jobs.reindex import start_reindex_if_rebuilt
 from shared.retrieval import retention_of
@@ -75,6 +82,27 @@ async def _relay_loop(queue: ArqQueue, interval_s: float) -> None:
             log.exception("outbox relay failed")
 
 
+SWEEP_INTERVAL_S = 3600.0
+DECAY_INTERVAL_S = 86_400.0
+
+
+async def _lifecycle_loop(queue: JobQueue) -> None:
+    """Embedded mode's stand-in for the worker's cron: a sweep every hour and a relevance decay
+    every day, as in-process jobs (their progress is persisted, so restarts lose nothing)."""
+    since_decay = 0.0
+    while True:
+        await asyncio.sleep(SWEEP_INTERVAL_S)
+        now = time.time()
+        try:
+            await queue.enqueue(SWEEP, SweepPayload(requested_at=now))
+            since_decay += SWEEP_INTERVAL_S
+            if since_decay >= DECAY_INTERVAL_S:
+                since_decay = 0.0
+                await queue.enqueue(DECAY_RELEVANCE, DecayRelevancePayload(requested_at=now))
+        except Exception:
+            log.exception("scheduling lifecycle jobs failed")
+
+
 async def _warm_up(jobs: JobContext, queue: JobQueue, embedded: bool) -> None:
     """Load the embedding model; in embedded mode also check the vector table against the
     embedding signature and start a reindex when it had to be rebuilt (workers do this in
@@ -115,6 +143,11 @@ def create_app(settings: Settings) -> Starlette:
             queue = arq_queue
         jobs.queue = queue
         warm_up = asyncio.create_task(_warm_up(jobs, queue, settings.embedded))
+        lifecycle = (
+            asyncio.create_task(_lifecycle_loop(queue))
+            if settings.embedded and settings.lifecycle_schedule
+            else None
+        )
         app.state.gateway = GatewayState(
             settings=settings,
             store=store,
@@ -130,6 +163,8 @@ def create_app(settings: Settings) -> Starlette:
                 yield
         finally:
             warm_up.cancel()
+            if lifecycle is not None:
+                lifecycle.cancel()
             access_flush.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await access_flush
