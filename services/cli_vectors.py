@@ -16,12 +16,12 @@ import httpx
 
 from shared.embedding.static import DEFAULT_FILE_NAME, build_static_table
 from shared.engine import build_engine, default_model_dir
-from shared.jobs.context import JobContext, build_detector
+from shared.jobs.context import build_job_context
 from shared.jobs.payloads import ReindexPayload
 from shared.jobs.reindex import reindex
 from shared.jobs.vector_sync import OnDeleted, deletion_hook
 from shared.retrieval import retention_of
-from shared.settings import Settings, load_providers
+from shared.settings import Settings
 from shared.store import Store
 
 
@@ -73,14 +73,8 @@ async def run_reindex(settings: Settings, force: bool) -> int:
     store = await Store.open(settings.db_path)
     http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
     try:
-        jc = JobContext(
-            settings=settings,
-            store=store,
-            http=http,
-            detector=build_detector(settings.sensitive_custom_patterns),
-            providers=load_providers(settings),
-        )
-        jc.engine = build_engine(settings, store, http, retention_of(settings))
+        jc = build_job_context(settings, store, http)
+        assert jc.engine is not None
         if not jc.engine.enabled:
             print("no embedding source configured: nothing to index (keyword recall only)")
             return 1

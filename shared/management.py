@@ -211,25 +211,9 @@ class SummarizeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
 def view_of(m: Memory) -> MemoryView:
     """The API view of a stored memory (rowid hidden, public id as ``id``)."""
-    return MemoryView(
-        id=m.public_id,
-        owner_id=m.owner_id,
-        user_id=m.user_id,
-        session_id=m.session_id,
-        type=m.type,
-        category=m.category,
-        key=m.key,
-        content=m.content,
-        metadata=m.metadata,
-        source=m.source,
-        created_at=m.created_at,
-        updated_at=m.updated_at,
-        expires_at=m.expires_at,
-        last_accessed_at=m.last_accessed_at,
-        access_count=m.access_count,
-        relevance=m.relevance,
-        needs_reindex=m.needs_reindex,
-    )
+    fields = msgspec.structs.asdict(m)
+    del fields["id"], fields["public_id"]
+    return MemoryView(id=m.public_id, **fields)
 
 
 # ---- access rules --------------------------------------------------------------------------
@@ -496,23 +480,9 @@ async def export_lines(store: Store, flt: MemoryFilter) -> AsyncIterator[bytes]:
     async for batch in store.management.batches(flt, EXPORT_BATCH):
         chunk = bytearray()
         for m in batch:
+            fields = msgspec.structs.asdict(m)
             row = ImportRow(
-                id=m.public_id,
-                owner_id=m.owner_id,
-                content=m.content,
-                key=m.key,
-                user_id=m.user_id,
-                session_id=m.session_id,
-                type=m.type,
-                category=m.category,
-                metadata=m.metadata,
-                source=m.source,
-                created_at=m.created_at,
-                updated_at=m.updated_at,
-                expires_at=m.expires_at,
-                last_accessed_at=m.last_accessed_at,
-                access_count=m.access_count,
-                relevance=m.relevance,
+                id=m.public_id, **{f: fields[f] for f in ImportRow.__struct_fields__ if f != "id"}
             )
             chunk += _line_encoder.encode(row)
             chunk += b"\n"

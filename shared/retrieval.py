@@ -100,12 +100,10 @@ def select_within_budget(
     memories: dict[int, Memory],
     *,
     max_tokens: int,
-    relative_floor: float,
     max_memories: int = 0,
 ) -> list[Memory]:
-    """Floor, order (score, relevance, recency), keep the best ``max_memories`` (0 = no cap),
-    then budget-walk candidates into memories."""
-    kept = apply_relevance_floor(candidates, relative_floor=relative_floor)
+    """Order already-floored candidates (score, relevance, recency), keep the best
+    ``max_memories`` (0 = no cap), then budget-walk them into memories."""
     order = order_candidates(
         [
             (
@@ -114,7 +112,7 @@ def select_within_budget(
                 memories[c.memory_id].relevance,
                 memories[c.memory_id].updated_at,
             )
-            for c in kept
+            for c in candidates
         ]
     )
     ranked = [memories[i] for i in order]
@@ -194,44 +192,31 @@ async def recall(
             common_df=settings.keyword_common_term_df,
         )
         keyword = apply_relevance_floor(keyword, relative_floor=settings.recall_relative_floor)
-    if not vector:
-        if not keyword:
-            return RecallResult(memories=[], tier="none", degraded=degraded)
-        chosen = select_within_budget(
+    if not vector and not keyword:
+        return RecallResult(memories=[], tier="none", degraded=degraded)
+    if vector:
+        missing = [c.memory_id for c in vector if c.memory_id not in memories]
+        memories.update(await store.get_many(missing))
+        fused = fuse_candidates(
             keyword,
-            memories,
-            max_tokens=settings.recall_max_tokens,
-            relative_floor=0.0,
-            max_memories=settings.recall_max_memories,
+            [c for c in vector if c.memory_id in memories],
+            k=settings.rrf_k,
+            keyword_weight=settings.rrf_keyword_weight,
+            vector_weight=settings.rrf_vector_weight,
         )
-        scores = {c.memory_id: c.score for c in keyword}
-        return RecallResult(
-            memories=chosen,
-            tier="fts5",
-            degraded=degraded,
-            scores={m.id: scores[m.id] for m in chosen},
-        )
-    missing = [c.memory_id for c in vector if c.memory_id not in memories]
-    memories.update(await store.get_many(missing))
-    fused = fuse_candidates(
-        keyword,
-        [c for c in vector if c.memory_id in memories],
-        k=settings.rrf_k,
-        keyword_weight=settings.rrf_keyword_weight,
-        vector_weight=settings.rrf_vector_weight,
-    )
-    candidates = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
+        ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
+    else:
+        ranked = keyword
     chosen = select_within_budget(
-        candidates,
+        ranked,
         memories,
         max_tokens=settings.recall_max_tokens,
-        relative_floor=0.0,
         max_memories=settings.recall_max_memories,
     )
-    scores = {f.memory_id: f.score for f in fused}
+    scores = {c.memory_id: c.score for c in ranked}
     return RecallResult(
         memories=chosen,
-        tier=_tier(vector_tier, bool(keyword)),
+        tier=_tier(vector_tier if vector else None, bool(keyword)),
         degraded=degraded,
         scores={m.id: scores[m.id] for m in chosen},
     )

@@ -20,8 +20,7 @@ from arq.cron import cron
 from arq.typing import StartupShutdown
 from arq.worker import Function, Worker, func
 
-from shared.engine import build_engine
-from shared.jobs.context import JobContext, build_detector
+from shared.jobs.context import JobContext, build_job_context
 from shared.jobs.handlers import HANDLERS, TransientJobError, backoff_s, dead_letter, execute
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
@@ -32,9 +31,8 @@ from shared.jobs.payloads import (
 )
 from shared.jobs.queue import ArqQueue, job_deserializer, job_serializer
 from shared.jobs.reindex import start_reindex_if_rebuilt
-from shared.retrieval import retention_of
 from shared.runtime_settings import RuntimeSettings
-from shared.settings import Settings, load_providers
+from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.worker")
@@ -85,17 +83,14 @@ def _job_function(name: str, settings: Settings) -> Function:
 def _on_startup(settings: Settings) -> StartupShutdown:
     async def startup(ctx: dict[Any, Any]) -> None:
         store = await Store.open(settings.db_path, run_migrations=True)
-        jc = JobContext(
-            settings=settings,
-            store=store,
-            http=httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)),
-            detector=build_detector(settings.sensitive_custom_patterns),
-            providers=load_providers(settings),
+        runtime = RuntimeSettings(settings, store.settings)
+        current = await runtime.refresh(force=True)  # runtime overrides apply from the start
+        jc = build_job_context(
+            current, store, httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
         )
         jc.queue = ArqQueue(ctx["redis"], store.outbox)
-        jc.runtime = RuntimeSettings(settings, store.settings)
-        await jc.refresh_settings()
-        jc.engine = build_engine(jc.settings, store, jc.http, retention_of(jc.settings))
+        jc.runtime = runtime
+        assert jc.engine is not None  # build_job_context always builds one
         await jc.engine.warm_up()
         await start_reindex_if_rebuilt(jc.engine, jc.queue)
         ctx["jc"] = jc

@@ -28,9 +28,8 @@ from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
 from services.gateway.models import list_models
 from services.gateway.state import GatewayState
-from shared.engine import build_engine
 from shared.jobs.access import AccessBatcher
-from shared.jobs.context import JobContext, build_detector
+from shared.jobs.context import JobContext, build_job_context
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
@@ -40,8 +39,7 @@ from shared.jobs.payloads import (
 )
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
 from shared.jobs.reindex import start_reindex_if_rebuilt
-from shared.retrieval import retention_of
-from shared.settings import Settings, load_providers
+from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.gateway")
@@ -125,14 +123,7 @@ def create_app(settings: Settings) -> Starlette:
         store = await Store.open(settings.db_path, run_migrations=settings.embedded)
         http = jobs_client()
         session = proxy.upstream_session(settings)
-        jobs = JobContext(
-            settings=settings,
-            store=store,
-            http=http,
-            detector=build_detector(settings.sensitive_custom_patterns),
-            providers=load_providers(settings),
-        )
-        jobs.engine = build_engine(settings, store, http, retention_of(settings))
+        jobs = build_job_context(settings, store, http)
         queue: JobQueue
         relay: asyncio.Task[None] | None = None
         if settings.embedded:

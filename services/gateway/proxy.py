@@ -93,6 +93,17 @@ class UpstreamReply:
         self.body = body
 
 
+async def read_reply(resp: aiohttp.ClientResponse) -> UpstreamReply:
+    """Read a whole upstream response into an :class:`UpstreamReply`."""
+    content = await resp.read()
+    return UpstreamReply(
+        resp.status,
+        response_headers(resp.headers),
+        resp.headers.get("content-type", "application/json"),
+        content,
+    )
+
+
 async def post_json(
     session: aiohttp.ClientSession, provider: ProviderConfig, path: str, body: bytes
 ) -> UpstreamReply:
@@ -107,13 +118,7 @@ async def post_json(
             provider.base_url + path, data=body, headers=upstream_headers(provider)
         ) as resp,
     ):
-        content = await resp.read()
-        return UpstreamReply(
-            resp.status,
-            response_headers(resp.headers),
-            resp.headers.get("content-type", "application/json"),
-            content,
-        )
+        return await read_reply(resp)
 
 
 async def open_stream(
@@ -154,10 +159,4 @@ async def get_json(
         upstream_errors(provider),
         session.get(provider.base_url + path, headers=headers) as resp,
     ):
-        content = await resp.read()
-        return UpstreamReply(
-            resp.status,
-            response_headers(resp.headers),
-            resp.headers.get("content-type", "application/json"),
-            content,
-        )
+        return await read_reply(resp)

@@ -12,7 +12,7 @@ import httpx
 from shared.errors import ConfigurationError, StoreError
 from shared.runtime_settings import RuntimeSettings
 from shared.sensitive import SensitiveDetector
-from shared.settings import ProviderConfig, Settings
+from shared.settings import ProviderConfig, Settings, load_providers
 from shared.store import Store
 
 if TYPE_CHECKING:
@@ -80,3 +80,25 @@ def build_detector(custom_patterns: str) -> SensitiveDetector:
             raise ConfigurationError("sensitive_custom_patterns must be a JSON array of strings")
         return SensitiveDetector(custom_patterns=tuple(patterns))
     return SensitiveDetector(custom_patterns=(text,))
+
+
+def build_job_context(settings: Settings, store: Store, http: httpx.AsyncClient) -> JobContext:
+    """The job context every process builds the same way: sensitive detector and providers from
+    ``settings``, and the semantic engine (embedding source + vector tiers). The queue is set by
+    the caller, which owns it.
+
+    Raises:
+        ConfigurationError: invalid custom sensitive patterns or providers file.
+    """
+    from shared.engine import build_engine  # engine imports the store, not the jobs package
+    from shared.retrieval import retention_of
+
+    jc = JobContext(
+        settings=settings,
+        store=store,
+        http=http,
+        detector=build_detector(settings.sensitive_custom_patterns),
+        providers=load_providers(settings),
+    )
+    jc.engine = build_engine(settings, store, http, retention_of(settings))
+    return jc
