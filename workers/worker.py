@@ -8,8 +8,11 @@ exponential backoff until ``job_max_tries``; then a dead letter is recorded (arq
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import logging
+import signal
 import time
 from typing import Any
 
@@ -19,6 +22,7 @@ from arq.connections import RedisSettings
 from arq.cron import cron
 from arq.typing import StartupShutdown
 from arq.worker import Function, Worker, func
+from redis.exceptions import RedisError
 
 from shared.jobs.context import JobContext, build_job_context
 from shared.jobs.handlers import HANDLERS, TransientJobError, backoff_s, dead_letter, execute
@@ -99,10 +103,67 @@ def _on_startup(settings: Settings) -> StartupShutdown:
 
 
 async def _on_shutdown(ctx: dict[str, Any]) -> None:
-    jc: JobContext | None = ctx.get("jc")
+    jc: JobContext | None = ctx.pop("jc", None)
     if jc is not None:
-        await jc.http.aclose()
-        await jc.store.close()
+        try:
+            await jc.http.aclose()
+        finally:
+            await jc.store.close()  # its connection threads would keep the process alive
+
+
+#: Seconds each Redis call may take while the worker shuts down (Redis may be down or hung).
+SHUTDOWN_REDIS_TIMEOUT_S = 2.0
+#: Seconds cancelled job tasks get to finish (roll back, record their outcome) at shutdown.
+SHUTDOWN_TASKS_TIMEOUT_S = 3.0
+
+
+class MnemogateWorker(Worker):
+    """arq's :class:`~arq.worker.Worker` with a shutdown that always runs ``on_shutdown``.
+
+    arq 0.28's ``close()`` gathers the job tasks without ``return_exceptions`` and then awaits
+    Redis unbounded. A job task that SIGTERM cancelled while it was recording its result in
+    Redis (arq shields that step, so the task ends cancelled) made the gather raise, and a down
+    or hung Redis made the health-key delete raise or block: either way ``on_shutdown`` never
+    ran, the SQLite connection threads stayed open and the process never exited (seen in CI).
+    A cancelled job whose outcome Redis does not take blocked the gather for ever. Here job
+    tasks get :data:`SHUTDOWN_TASKS_TIMEOUT_S` and are then cancelled again, each Redis call is
+    bounded by :data:`SHUTDOWN_REDIS_TIMEOUT_S`, and ``on_shutdown`` runs in a ``finally``.
+    A job whose result could not be recorded is re-run by arq after its in-progress lock
+    expires; jobs are idempotent. Uses arq 0.28's ``tasks``, ``_pool`` and ``_handle_signals``
+    (arq is pinned below 0.29 in ``pyproject.toml``).
+    """
+
+    async def close(self) -> None:
+        """Collect job tasks, drop the health key and close Redis (bounded), run on_shutdown."""
+        if not self._handle_signals:
+            self.handle_sig(signal.SIGUSR1)
+        tasks = list(self.tasks.values())
+        if tasks:
+            # cancelled jobs still record their outcome in Redis (shielded): bounded wait, then
+            # a second cancel ends the ones that Redis holds up
+            _, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_TASKS_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=SHUTDOWN_REDIS_TIMEOUT_S)
+        self.tasks.clear()
+        pool, self._pool = self._pool, None
+        try:
+            if pool is not None:
+                with contextlib.suppress(RedisError, OSError, TimeoutError):
+                    await asyncio.wait_for(
+                        pool.delete(self.health_check_key), SHUTDOWN_REDIS_TIMEOUT_S
+                    )
+        finally:
+            try:
+                if self.on_shutdown and pool is not None:
+                    await self.on_shutdown(self.ctx)
+            finally:
+                if pool is not None:
+                    with contextlib.suppress(RedisError, OSError, TimeoutError):
+                        await asyncio.wait_for(
+                            pool.close(close_connection_pool=True), SHUTDOWN_REDIS_TIMEOUT_S
+                        )
 
 
 async def relay_outbox(ctx: dict[str, Any]) -> int:
@@ -145,7 +206,7 @@ def build_worker(settings: Settings, *, burst: bool = False) -> Worker:
         raise SystemExit(
             "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"
         )
-    return Worker(
+    return MnemogateWorker(
         queue_name=settings.queue_name,
         functions=[_job_function(name, settings) for name in HANDLERS],
         cron_jobs=[

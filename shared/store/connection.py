@@ -107,6 +107,22 @@ _TRANSACTION_LOCKS: weakref.WeakKeyDictionary[aiosqlite.Connection, asyncio.Lock
 )
 
 
+_UNDO_TASKS: set[asyncio.Task[None]] = set()  # strong references until each undo has run
+
+
+async def _undo_begin(conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
+    """Roll back a BEGIN whose task was cancelled, once it has run; then release ``lock``."""
+    try:
+        async with conn.execute("SELECT 1") as cur:  # queued behind the pending BEGIN
+            await cur.fetchall()
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK")
+    except (sqlean.Error, ValueError):  # ValueError: the connection was closed meanwhile
+        pass
+    finally:
+        lock.release()
+
+
 @contextlib.asynccontextmanager
 async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
@@ -114,20 +130,34 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
     Transactions on one connection are serialised by a per-connection :class:`asyncio.Lock`:
     concurrent tasks (e.g. 50 arq jobs) share the writer connection, and without the lock a
     second task's ``BEGIN`` fails with "cannot start a transaction within a transaction" (seen
-    as failed learn jobs under load). A transaction left open by a cancelled task is rolled
-    back before the next one starts. Not re-entrant: never nest ``transaction`` on one
-    connection.
+    as failed learn jobs under load). A task cancelled while its ``BEGIN`` waits for another
+    process's write lock returns at once; the BEGIN still runs on the connection's thread, so a
+    background task keeps the lock, rolls the BEGIN back as soon as it has run, then releases
+    the lock: no transaction is left without an owner holding the database's write lock. Not
+    re-entrant: never nest ``transaction`` on one connection.
     """
     lock = _TRANSACTION_LOCKS.get(conn)
     if lock is None:
         lock = _TRANSACTION_LOCKS[conn] = asyncio.Lock()
-    async with lock:
-        if conn.in_transaction:  # left open by a task cancelled mid-BEGIN/ROLLBACK: no owner
+    await lock.acquire()
+    handed_off = False
+    try:
+        if conn.in_transaction:  # defensive: a transaction must never be open here
             await conn.execute("ROLLBACK")
-        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            await conn.execute("BEGIN IMMEDIATE")
+        except asyncio.CancelledError:
+            undo = asyncio.create_task(_undo_begin(conn, lock))
+            _UNDO_TASKS.add(undo)
+            undo.add_done_callback(_UNDO_TASKS.discard)
+            handed_off = True
+            raise
         try:
             yield conn
         except BaseException:
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
+    finally:
+        if not handed_off:
+            lock.release()

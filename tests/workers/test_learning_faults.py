@@ -144,9 +144,9 @@ def test_redis_down_jobs_wait_in_outbox_then_are_relayed(
     url = f"redis://127.0.0.1:{port}/0"
     db = str(tmp_path / "outbox.db")
     texts = ["I prefer Kotlin for Android", "I'll use Terraform for infra", "My name is Carol"]
+    migrate(db)  # queue mode: the gateway does not migrate (`mnemogate migrate` does)
     with private_redis(port):
         gw = gateway_factory(db_path=db, redis_url=url, outbox_relay_interval_s=0.3)
-        migrate(db)
         owner, secret = gw.create_key("outbox")
     # Redis is down now
     timings = []

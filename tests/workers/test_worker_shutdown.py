@@ -1,0 +1,90 @@
+"""``mnemogate worker`` stops on SIGTERM whatever state Redis is in.
+
+arq 0.28's own ``Worker.close()`` gives up before ``on_shutdown`` when a job task was cancelled
+while it recorded its result, or when Redis is down or hung; the SQLite connection threads then
+stayed open and the process never exited (seen in CI). Real worker subprocesses, real Redis
+(a private redis-server, or the test Redis behind a proxy that stops forwarding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from shared.jobs.payloads import LEARN
+from tests.fakes.tcp_proxy import PausableProxy
+from tests.fakes.upstream import free_port
+from tests.workers.test_learning_faults import (
+    enqueue_all,
+    learn_payload,
+    migrate,
+    private_redis,
+    sql,
+    wait_until,
+)
+
+#: Seconds a worker may take to exit after SIGTERM: its own bounds (2 s per Redis call at
+#: shutdown) plus process start-up noise on a loaded machine; a hung worker never exits.
+EXIT_WITHIN_S = 20
+
+
+def _wait_started(log: Path) -> None:
+    wait_until(lambda: "Starting worker" in log.read_text(errors="replace"), 30, "worker start")
+
+
+def _stop(proc: subprocess.Popen[bytes], log: Path) -> float:
+    """SIGTERM ``proc``; return its exit time in seconds, or fail with its log."""
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=EXIT_WITHIN_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"worker did not exit after SIGTERM; its log:\n{log.read_text()[-4000:]}")
+    return time.monotonic() - started
+
+
+def test_worker_exits_on_sigterm_when_redis_is_down(tmp_path, worker_process):
+    db = str(tmp_path / "down.db")
+    migrate(db)
+    port = free_port()
+    with private_redis(port):
+        proc = worker_process(db, redis_url=f"redis://127.0.0.1:{port}/0")
+        log = tmp_path / "worker-0.log"
+        _wait_started(log)
+    # Redis is gone; the worker is polling a dead server
+    took = _stop(proc, log)
+    print(f"exited {took:.2f}s after SIGTERM with Redis down")
+
+
+def test_worker_exits_on_sigterm_when_redis_hangs_after_a_job(tmp_path, redis_url, worker_process):
+    db = str(tmp_path / "hang.db")
+    migrate(db)
+    target = Redis.from_url(redis_url)
+    host_port = target.connection_pool.connection_kwargs["port"]
+    db_index = target.connection_pool.connection_kwargs.get("db", 0)
+    target.close()
+    proxy = PausableProxy(int(host_port))
+    try:
+        proc = worker_process(db, redis_url=f"redis://127.0.0.1:{proxy.port}/{db_index}")
+        log = tmp_path / "worker-0.log"
+        _wait_started(log)
+        asyncio.run(enqueue_all(redis_url, db, [learn_payload(1, owner="khang")]))
+        # the job's memory is stored just before arq records the result in Redis: hang Redis
+        # now, so SIGTERM finds the job task waiting on Redis (or the worker polling it)
+        wait_until(lambda: sql(db, "SELECT COUNT(*) FROM memories") != [(0,)], what="the job")
+        proxy.pause()
+        took = _stop(proc, log)
+        print(f"exited {took:.2f}s after SIGTERM with Redis hung")
+    finally:
+        proxy.close()
+    facts = sql(db, "SELECT content FROM memories WHERE category != 'turn'")
+    assert facts == [("User prefers Zorblang1 for scripting",)]
+    assert LEARN == "learn"
