@@ -88,11 +88,10 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
-    from workers.worker import build_worker
+    from workers.worker import run_worker
 
     asyncio.run(_migrate_quiet(settings))
-    build_worker(settings, burst=args.burst).run()
-    return 0
+    return run_worker(settings, burst=args.burst)
 
 
 async def _migrate_quiet(settings: Settings) -> None:

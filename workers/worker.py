@@ -200,6 +200,57 @@ LIFECYCLE_CRON_JOBS = [
 ]
 
 
+#: Seconds between restarts of a worker that lost Redis: 1, 2, 4 … capped at 30, back to 1
+#: after a run that lasted a minute.
+RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+
+
+def run_worker(settings: Settings, *, burst: bool = False) -> int:
+    """Run the arq worker until SIGTERM or SIGINT; return the process exit code.
+
+    arq's worker stops with ``ConnectionError`` as soon as Redis is unreachable (a Redis
+    restart, a network blip, Redis not up yet). A job worker must outlive that, so the worker is
+    rebuilt and restarted after :data:`RESTART_BACKOFF_S` with a WARNING log line; a signal
+    during the wait ends it at once. Jobs are not lost meanwhile: gateways park them in the
+    SQLite outbox while Redis is down, and a job that was running is re-run by arq. In burst
+    mode a lost Redis ends the run with exit code 1.
+    """
+    signalled: list[signal.Signals] = []
+    attempt = 0
+    while True:
+        worker = build_worker(settings, burst=burst)
+        worker.on_stop = signalled.append
+        started = time.monotonic()
+        try:
+            worker.run()
+            return 0
+        except (RedisError, OSError) as exc:
+            if signalled:
+                return 0
+            if burst:
+                log.error("redis unreachable, burst run stopped: %s", exc)
+                return 1
+            if time.monotonic() - started > 60:
+                attempt = 0
+            delay = RESTART_BACKOFF_S[min(attempt, len(RESTART_BACKOFF_S) - 1)]
+            attempt += 1
+            log.warning("redis unreachable (%s); worker restarts in %g s", exc, delay)
+            if _sleep_unless_signalled(worker.loop, delay):
+                return 0
+
+
+def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float) -> bool:
+    """Sleep ``seconds`` on ``loop``; True if SIGTERM or SIGINT arrived meanwhile."""
+    sleeper = loop.create_task(asyncio.sleep(seconds))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, sleeper.cancel)
+    try:
+        loop.run_until_complete(sleeper)
+    except asyncio.CancelledError:
+        return True
+    return False
+
+
 def build_worker(settings: Settings, *, burst: bool = False) -> Worker:
     """An arq :class:`Worker` for ``settings`` (``burst``: drain the queue, then exit)."""
     if not settings.redis_url:

@@ -120,7 +120,7 @@ def create_app(settings: Settings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        store = await Store.open(settings.db_path, run_migrations=settings.embedded)
+        store = await Store.open(settings.db_path)  # every mode migrates (race-safe)
         http = jobs_client()
         session = proxy.upstream_session(settings)
         jobs = build_job_context(settings, store, http)

@@ -78,6 +78,9 @@ def migration_files() -> list[tuple[int, str, str]]:
 async def migrate(conn: aiosqlite.Connection) -> list[str]:
     """Apply pending numbered migrations, each in its own transaction; returns applied names.
 
+    Safe to run from several processes at once (gateways and workers all migrate at start-up):
+    a migration that fails because another process applied it first is skipped.
+
     Raises:
         StoreError: a migration failed (it is rolled back; earlier ones stay applied).
     """
@@ -92,12 +95,19 @@ async def migrate(conn: aiosqlite.Connection) -> list[str]:
         for version, name, sql in migration_files():
             if version in done:
                 continue
-            await conn.executescript(
-                "BEGIN IMMEDIATE;\n"
-                + sql
-                + f"\nINSERT INTO schema_migrations VALUES ({version}, '{name}', {time.time()});"
-                + "\nCOMMIT;"
-            )
+            record = f"INSERT INTO schema_migrations VALUES ({version}, '{name}', {time.time()});"
+            try:
+                await conn.executescript(f"BEGIN IMMEDIATE;\n{sql}\n{record}\nCOMMIT;")
+            except sqlean.Error:
+                if conn.in_transaction:
+                    await conn.execute("ROLLBACK")
+                # another process (gateway, worker, `mnemogate migrate`) applied it meanwhile
+                async with conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+                ) as cur:
+                    if await cur.fetchone() is not None:
+                        continue
+                raise
             applied.append(name)
         return applied
 

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from shared.jobs.payloads import LEARN
 from tests.fakes.tcp_proxy import PausableProxy
 from tests.fakes.upstream import free_port
 from tests.workers.test_learning_faults import (
@@ -61,6 +60,7 @@ def test_worker_exits_on_sigterm_when_redis_is_down(tmp_path, worker_process):
         _wait_started(log)
     # Redis is gone; the worker is polling a dead server
     took = _stop(proc, log)
+    assert proc.returncode == 0
     print(f"exited {took:.2f}s after SIGTERM with Redis down")
 
 
@@ -87,4 +87,27 @@ def test_worker_exits_on_sigterm_when_redis_hangs_after_a_job(tmp_path, redis_ur
         proxy.close()
     facts = sql(db, "SELECT content FROM memories WHERE category != 'turn'")
     assert facts == [("User prefers Zorblang1 for scripting",)]
-    assert LEARN == "learn"
+
+
+def test_worker_outlives_a_redis_restart_and_runs_jobs_after_it(tmp_path, worker_process):
+    db = str(tmp_path / "blip.db")
+    migrate(db)
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    log = tmp_path / "worker-0.log"
+    with private_redis(port):
+        proc = worker_process(db, redis_url=url)
+        _wait_started(log)
+    time.sleep(3)  # Redis is down: the worker waits and retries instead of exiting
+    assert proc.poll() is None, log.read_text()[-3000:]
+    with private_redis(port):  # back on the same port (empty: it keeps nothing on disk)
+        asyncio.run(enqueue_all(url, db, [learn_payload(7, owner="kblip")]))
+        wait_until(
+            lambda: sql(db, "SELECT COUNT(*) FROM memories WHERE category != 'turn'") == [(1,)],
+            30,
+            "the job enqueued after the restart",
+        )
+        assert "worker restarts in" in log.read_text()
+        assert proc.poll() is None
+        _stop(proc, log)
+    assert proc.returncode == 0
