@@ -4,7 +4,12 @@ One ``learn`` job handles one exchange (:class:`~shared.jobs.payloads.LearnPaylo
 
 1. **New turns.** User turns not yet learned in this conversation are found with the
    content-addressed cursor (:mod:`shared.store.cursors`), so replays and long chats never
-   re-learn old turns (CASES E9). A turn that asks not to be remembered is skipped whole (E5).
+   re-learn old turns (CASES E9). Only the newest ``learn_max_turns`` of them are learned (one
+   request pasting thousands of user messages writes at most that many memories); the turns
+   before that window are passed over for good. Within the window a text repeated verbatim is
+   learned once (its newest occurrence), a turn with no letter or digit at all (``*``, ``-``,
+   zero-width or control characters) is skipped, and so is a turn that asks not to be
+   remembered (E5).
 2. **Extract.** ``extraction=regex`` (default): :func:`~shared.extraction.extract_facts` on each
    new turn. ``extraction=llm``: once the conversation has ``llm_extractor_min_turns`` user
    turns, one call to the configured provider (:func:`~shared.extraction.extract_with_llm`) over
@@ -72,7 +77,8 @@ class LearnResult(msgspec.Struct, frozen=True, kw_only=True):
     """What one learn job did (the job's result; arq keeps it for an hour).
 
     Attributes:
-        turns: user turns considered (new since the cursor).
+        turns: user turns considered: the new ones since the cursor, at most
+            ``learn_max_turns`` (the newest).
         facts: facts upserted (inserted or updated).
         captured: turns captured as episodic memories.
         sensitive_skipped: facts dropped because they held secrets or personal data.
@@ -107,6 +113,37 @@ def prefix_ids(user_turns: list[str]) -> list[str]:
 
 def _clean_turn(text: str) -> str:
     return text.strip()[:MAX_TURN_CHARS]
+
+
+def has_word_character(text: str) -> bool:
+    """True when ``text`` holds at least one letter or digit of any script (``str.isalnum``).
+
+    A turn without one (``"*"``, ``"-"``, ``"'"``, ``"\\u200b"``, ``"\\x00"``) carries nothing
+    worth remembering. Pure; never raises.
+    """
+    return any(ch.isalnum() for ch in text)
+
+
+def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[tuple[int, str]]:
+    """The turns of ``user_turns[start:]`` to learn, as ``(index, cleaned text)``, oldest first.
+
+    Only the newest ``max_turns`` (>= 1) indices from ``start`` on are considered; of those, a
+    turn is dropped when its cleaned text (stripped, cut to :data:`MAX_TURN_CHARS`) is empty,
+    has no letter or digit (:func:`has_word_character`), asks not to be remembered, or repeats
+    a newer turn of the window verbatim (the newest occurrence is kept). Pure; never raises.
+    """
+    first = max(start, len(user_turns) - max(1, max_turns), 0)
+    seen: set[str] = set()
+    kept: list[tuple[int, str]] = []
+    for index in range(len(user_turns) - 1, first - 1, -1):
+        text = _clean_turn(user_turns[index])
+        if not text or text in seen or not has_word_character(text):
+            continue
+        seen.add(text)
+        if not is_do_not_remember(text):
+            kept.append((index, text))
+    kept.reverse()
+    return kept
 
 
 def sanitise_fact(fact: ExtractedFact) -> ExtractedFact | None:
@@ -197,16 +234,19 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
     """
     settings = jc.settings
     store = jc.store
+    window = max(1, settings.learn_max_turns)
     prefixes = prefix_ids(p.user_turns)
-    learned = await store.cursors.learned_prefix(p.owner_id, p.user_id, prefixes)
     total = len(p.user_turns)
+    # Only turns of the newest `window` can be learned, so only a cursor at or after their start
+    # matters: the lookup covers the prefixes ending there or later (bounded work for any
+    # request). ``learned`` is exact when it is >= total - window, else 0 (the same outcome).
+    first = max(0, total - window)
+    learned = await store.cursors.learned_prefix(
+        p.owner_id, p.user_id, prefixes[max(0, first - 1) :]
+    )
     if learned >= total:  # a replay or a regenerated answer: nothing new, write nothing
         return LearnResult()
-    new_turns = [
-        (index, text)
-        for index in range(learned, total)
-        if (text := _clean_turn(p.user_turns[index])) and not is_do_not_remember(text)
-    ]
+    new_turns = learnable_turns(p.user_turns, learned, window)
 
     # 1-2. extract
     candidates: list[ExtractedFact] = []
@@ -216,11 +256,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
     if settings.extraction == "llm" and total >= max(1, settings.llm_extractor_min_turns):
         # Turns before the threshold were never shown to the LLM: include them now.
         start = learned if learned >= settings.llm_extractor_min_turns else 0
-        llm_turns = [
-            text
-            for raw in p.user_turns[start:total]
-            if (text := _clean_turn(raw)) and not is_do_not_remember(text)
-        ]
+        llm_turns = [text for _index, text in learnable_turns(p.user_turns, start, window)]
         if llm_turns:
             facts, llm_error = await _llm_facts(jc, llm_turns, p.assistant_text)
             if llm_error is None:
@@ -326,7 +362,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
     jc.count("deduplicated", deduped)
     jc.count("ungrounded_skipped", ungrounded)
     return LearnResult(
-        turns=total - learned,
+        turns=total - max(learned, first),
         facts=facts_written,
         captured=captured,
         sensitive_skipped=skipped,

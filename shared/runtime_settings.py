@@ -96,6 +96,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "rrf_k": (0.001, 10_000),
     "rrf_keyword_weight": (0, 100),
     "rrf_vector_weight": (0, 100),
+    "learn_max_turns": (1, 100),
     "llm_extractor_min_turns": (1, 1000),
     "llm_extractor_timeout_s": (0.001, 3600),
     "embedding_dim": (0, 16_384),

@@ -85,6 +85,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     vector_min_similarity: float = 0.0
     # learning
     capture_turns: bool = True
+    #: At most this many of the newest not-yet-learned user turns of one request are learned
+    #: (facts extracted, turns captured); older new turns of that request are skipped. 1..100.
+    learn_max_turns: int = 8
     extraction: ExtractionMode = "regex"
     llm_extractor_provider: str = ""
     llm_extractor_model: str = ""
@@ -138,6 +141,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("rrf_k must be positive")
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
+        if not 1 <= self.learn_max_turns <= 100:
+            raise ConfigurationError("learn_max_turns must be within 1..100")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
 

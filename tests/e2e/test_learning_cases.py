@@ -300,6 +300,43 @@ def test_e9_four_turn_chat_replayed_twice_gives_one_memory(env, upstream):
     assert sorted(m.content for m in turns(env, owner)) == sorted(user_turns)
 
 
+# ---- one request, many turns ---------------------------------------------------------------------
+
+
+def test_50k_identical_user_messages_capture_one_turn(env, upstream):
+    owner, secret = key(env, "flood")
+    texts = ["x"] * 50_000
+    say(env, secret, *texts)
+    wait_learned(env, owner, texts)
+    env.settle()
+    assert [m.content for m in env.gw.memories(owner)] == ["x"]
+    say(env, secret, *texts)  # a replay learns nothing new
+    wait_learned(env, owner, texts)
+    env.settle()
+    assert len(env.gw.memories(owner)) == 1
+
+
+def test_only_the_newest_learn_max_turns_turns_are_learned(env, upstream):
+    owner, secret = key(env, "window")
+    texts = [f"I prefer Tool{i} for builds" for i in range(30)]
+    say(env, secret, *texts)
+    wait_learned(env, owner, texts)
+    env.settle()
+    assert sorted(m.content for m in turns(env, owner)) == sorted(texts[22:])
+    assert len(facts(env, owner)) == 8
+
+
+def test_turns_without_letters_or_digits_are_proxied_not_captured(env, upstream):
+    owner, secret = key(env, "junk")
+    for text in ("\x00", "\u200b", "\ufeff", "*", "-", "'"):
+        upstream.requests.clear()
+        say(env, secret, text)
+        assert upstream.requests[-1]["messages"][-1]["content"] == text  # proxied unchanged
+        wait_learned(env, owner, [text])
+    env.settle()
+    assert env.gw.memories(owner) == []
+
+
 # ---- sensitive content ---------------------------------------------------------------------------
 
 GHP = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"

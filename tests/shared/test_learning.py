@@ -221,6 +221,66 @@ async def test_near_identical_fact_updates_instead_of_inserting(make_jc, upstrea
     assert other.deduplicated == 0 and len(await facts_of(jc)) == 2
 
 
+async def turn_memories(jc: JobContext, owner: str = "k1") -> list[Memory]:
+    items, _ = await jc.store.memories.list(owner_id=owner, limit=1000)
+    return sorted((m for m in items if m.category == "turn"), key=lambda m: m.created_at)
+
+
+async def test_one_request_learns_only_the_newest_learn_max_turns(make_jc):
+    jc = await make_jc()
+    assert jc.settings.learn_max_turns == 8
+    turns = [f"I prefer Lang{i} for scripting" for i in range(20)]
+    result = await learn(jc, payload(turns))
+    assert result.turns == 8 and result.captured == 8 and result.facts == 8
+    captured = await turn_memories(jc)
+    assert sorted(m.content for m in captured) == sorted(turns[12:])
+    assert sorted(m.metadata["turn_index"] for m in captured) == list(range(12, 20))
+    assert sorted(m.content for m in await facts_of(jc)) == sorted(
+        f"User prefers Lang{i} for scripting" for i in range(12, 20)
+    )
+    # the cursor covers the whole request: a replay learns nothing, a next turn learns one
+    again = await learn(jc, payload(turns))
+    assert again == LearnResult()
+    more = await learn(jc, payload([*turns, "I prefer Lang20 for scripting"]))
+    assert more.turns == 1 and more.captured == 1
+    assert len(await turn_memories(jc)) == 9
+
+
+async def test_learn_max_turns_setting_and_llm_extractor_are_capped(make_jc, upstream):
+    upstream.responder = llm_reply({"content": "[]"})
+    jc = await make_jc(**LLM, learn_max_turns=3)
+    turns = [f"Turn number {i} about Rust" for i in range(30)]
+    result = await learn(jc, payload(turns))
+    assert result.extractor == "llm" and result.turns == 3 and result.captured == 3
+    (call,) = upstream.requests  # the LLM sees the same newest 3 turns, nothing older
+    sent = call["messages"][1]["content"]
+    assert all(f"Turn number {i} " in sent for i in (27, 28, 29))
+    assert "Turn number 26 " not in sent and "Turn number 0 " not in sent
+
+
+async def test_identical_turns_of_one_request_are_captured_once(make_jc):
+    jc = await make_jc()
+    result = await learn(jc, payload(["x"] * 50_000))
+    assert result.captured == 1
+    (turn,) = await turn_memories(jc)
+    assert turn.content == "x" and turn.metadata["turn_index"] == 49_999  # the newest
+    assert await learn(jc, payload(["x"] * 50_000)) == LearnResult()
+    mixed = await learn(jc, payload(["I prefer Zig", "ok", "I prefer Zig", "ok"], owner="k2"))
+    assert mixed.captured == 2 and mixed.facts == 1
+    assert sorted(m.content for m in await turn_memories(jc, "k2")) == ["I prefer Zig", "ok"]
+
+
+async def test_turns_without_a_letter_or_digit_are_not_captured(make_jc):
+    jc = await make_jc()
+    junk = ["\x00", "\u200b", "\ufeff", "*", "-", "'", "\u200b\ufeff*-'", "?!", "\U0001f600"]
+    result = await learn(jc, payload(junk))
+    assert result.captured == 0 and await turn_memories(jc) == []
+    assert await learn(jc, payload(junk)) == LearnResult()  # the cursor moved all the same
+    kept = await learn(jc, payload(["*", "3", "ß", "日本"], owner="k2"))
+    assert kept.captured == 3
+    assert sorted(m.content for m in await turn_memories(jc, "k2")) == sorted(["3", "ß", "日本"])
+
+
 def test_sanitise_and_grounding_rules():
     fact = ExtractedFact(
         content="User\u200b  prefers\nTea", category="nope", type="nope", key="k", confidence=1

@@ -77,6 +77,8 @@ def test_environment_values_are_converted(env, field, expected):
         {"MNEMOGATE_RECALL_MAX_TOKENS": "9000"},
         {"MNEMOGATE_RECALL_RELATIVE_FLOOR": "2"},
         {"MNEMOGATE_MAX_BODY_BYTES": "0"},
+        {"MNEMOGATE_LEARN_MAX_TURNS": "0"},
+        {"MNEMOGATE_LEARN_MAX_TURNS": "101"},
     ],
 )
 def test_invalid_values_are_refused(env):
