@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -43,6 +43,9 @@ from shared.store.management import ImportRow, MemoryChanges, MemoryFilter
 IMPORT_BATCH = 1000
 EXPORT_BATCH = 500
 MAX_PAGE = 1000
+#: Largest listing ``offset`` accepted (rows skipped); larger values are a 400, never a 500.
+MAX_OFFSET = 10**12
+Offset = Annotated[int, msgspec.Meta(ge=0, le=MAX_OFFSET)]
 
 
 class Principal(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,9 +89,23 @@ class MemoryPage(msgspec.Struct, frozen=True, kw_only=True):
     offset: int
 
 
+class ExportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Export filters. ``owner_id`` narrows (admin: any owner; client: itself or ``global``);
+    ``q`` is free text matched with FTS5. An export streams every matching memory in rowid
+    order: it takes no ``limit`` or ``offset`` (page with ``GET /api/memory``)."""
+
+    owner_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    type: MemoryType | None = None
+    category: MemoryCategory | None = None
+    q: str | None = None
+
+
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Listing filters. ``owner_id`` narrows (admin: any owner; client: itself or ``global``);
-    ``q`` is free text searched with FTS5 (ranked by BM25). ``limit`` 1..1000, ``offset`` >= 0."""
+    ``q`` is free text searched with FTS5 (ranked by BM25). ``limit``: an integer, clamped to
+    1..1000; ``offset``: rows skipped, an integer 0..10^12 (else 400)."""
 
     owner_id: str | None = None
     user_id: str | None = None
@@ -97,7 +114,7 @@ class ListQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     category: MemoryCategory | None = None
     q: str | None = None
     limit: int = 50
-    offset: int = 0
+    offset: Offset = 0
 
 
 class MemoryCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -130,8 +147,11 @@ class MemoryUpdate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 class BulkDelete(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Delete every memory matching the filters (``dry_run``: only count them). An admin with no
-    filter at all must say ``all: true``."""
+    """Delete every memory matching the filters (``dry_run``: only count them). With no filter
+    (none of ``user_id``, ``session_id``, ``type``, ``category``, a non-blank ``q``; and, for the
+    admin, ``owner_id``: a client's own key id narrows nothing) the request is refused with 400
+    unless it says ``all: true`` (every memory the caller may change); a dry run needs no
+    ``all``."""
 
     owner_id: str | None = None
     user_id: str | None = None
@@ -277,7 +297,9 @@ def _match(q: str | None) -> str | None:
     return build_match_query(q) or '""'
 
 
-def _filter(p: Principal, owner_id: str | None, query: ListQuery | BulkDelete) -> MemoryFilter:
+def _filter(
+    p: Principal, owner_id: str | None, query: ListQuery | ExportQuery | BulkDelete
+) -> MemoryFilter:
     return MemoryFilter(
         owners=readable_owners(p, owner_id),
         user_id=query.user_id,
@@ -299,13 +321,17 @@ async def _enqueue_embed(queue: JobQueue | None, ids: list[int]) -> None:
 
 
 async def list_memories(store: Store, p: Principal, query: ListQuery) -> MemoryPage:
-    """A page of the memories ``p`` may see matching ``query`` (see :class:`ListQuery`).
+    """A page of the memories ``p`` may see matching ``query`` (see :class:`ListQuery`):
+    ``limit`` is clamped to 1..:data:`MAX_PAGE`, ``offset`` must be 0..:data:`MAX_OFFSET`.
 
     Raises:
-        NotFound: a client filtered by another owner. StoreError: the database failed.
+        InvalidRequest: ``offset`` out of range. NotFound: a client filtered by another owner.
+        StoreError: the database failed.
     """
+    if not 0 <= query.offset <= MAX_OFFSET:
+        raise InvalidRequest(f"offset must be an integer within 0..{MAX_OFFSET}")
     limit = max(1, min(query.limit, MAX_PAGE))
-    offset = max(0, query.offset)
+    offset = query.offset
     items, total = await store.management.page(
         _filter(p, query.owner_id, query), limit=limit, offset=offset
     )
@@ -431,19 +457,21 @@ async def bulk_delete(
     Returns ``{"matched": n, "deleted": n or 0, "dry_run": bool}``.
 
     Raises:
-        InvalidRequest: an admin with no filter and no ``all: true``. PermissionDenied: a client
-            targeting ``global``. NotFound: a client naming another owner. StoreError.
+        InvalidRequest: no filter (see :class:`BulkDelete`), no ``all: true`` and not a dry run.
+        PermissionDenied: a client targeting ``global``. NotFound: a client naming another
+        owner. StoreError: the database failed.
     """
     if p.admin:
         owners = None if body.owner_id is None else [body.owner_id]
-        unfiltered = all(
-            v is None
-            for v in (body.owner_id, body.user_id, body.session_id, body.type, body.category)
-        ) and not (body.q and body.q.strip())
-        if unfiltered and not body.all:
-            raise InvalidRequest("refusing to delete every memory: add a filter or 'all': true")
     else:
         owners = [writable_owner(p, body.owner_id)]
+    # a client's owner_id can only be itself: it narrows nothing, so it is not a filter
+    filters = (body.owner_id if p.admin else None, body.user_id, body.session_id)
+    unfiltered = all(v is None for v in (*filters, body.type, body.category)) and not (
+        body.q and body.q.strip()
+    )
+    if unfiltered and not body.all and not body.dry_run:
+        raise InvalidRequest("refusing to delete every memory: add a filter or 'all': true")
     flt = MemoryFilter(
         owners=owners,
         user_id=body.user_id,
@@ -463,7 +491,7 @@ async def bulk_delete(
 _line_encoder = msgspec.json.Encoder()
 
 
-def export_filter(p: Principal, query: ListQuery) -> MemoryFilter:
+def export_filter(p: Principal, query: ExportQuery) -> MemoryFilter:
     """The filter an export by ``p`` uses (validated before the stream starts).
 
     Raises:

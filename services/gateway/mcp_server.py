@@ -45,7 +45,8 @@ MemoryCategoryArg = Literal[
 INSTRUCTIONS = (
     "Long-term memory of this API key. memory_search recalls memories relevant to a query; "
     "memory_add stores one; memory_list pages through them; memory_delete removes one by id; "
-    "memory_clear removes every memory matching filters (dry_run to count first)."
+    "memory_clear removes every memory matching filters (dry_run to count first; no filter "
+    "needs all=true)."
 )
 
 
@@ -143,7 +144,8 @@ async def memory_list(
 ) -> dict[str, Any]:
     """List this key's memories (and global ones), newest first, or by relevance to `query`.
 
-    Returns {"items": [memory], "total", "limit", "offset"}; `limit` 1..1000.
+    Returns {"items": [memory], "total", "limit", "offset"}; `limit` 1..1000, `offset`
+    0..10^12.
     """
     state, principal = _caller(ctx)
     list_query = ListQuery(
@@ -181,9 +183,12 @@ async def memory_clear(
     type: MemoryTypeArg | None = None,
     category: MemoryCategoryArg | None = None,
     dry_run: bool = False,
+    all: bool = False,
 ) -> dict[str, Any]:
-    """Delete every memory of this key matching the filters (none = all of this key's memories).
+    """Delete every memory of this key matching the filters.
 
+    With no filter at all, `all` must be true to delete every memory of this key (else the
+    call fails with invalid_request; a dry_run needs no `all`).
     Returns {"matched", "deleted", "dry_run"}.
     """
     state, principal = _caller(ctx)
@@ -194,6 +199,7 @@ async def memory_clear(
         category=category,
         q=query,
         dry_run=dry_run,
+        all=all,
     )
     try:
         return await management.bulk_delete(state.store, principal, body, queue=state.queue)

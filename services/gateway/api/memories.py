@@ -16,6 +16,7 @@ from shared import management
 from shared.errors import InvalidRequest, PayloadTooLarge
 from shared.management import (
     BulkDelete,
+    ExportQuery,
     ListQuery,
     MemoryCreate,
     MemoryUpdate,
@@ -97,9 +98,18 @@ async def bulk_delete(request: Request) -> Response:
 
 
 async def export_memories(request: Request) -> Response:
-    """``GET /api/memory/export`` → streamed ``application/x-ndjson`` (one memory per line)."""
+    """``GET /api/memory/export`` → streamed ``application/x-ndjson`` (one memory per line).
+
+    Every matching memory is exported: ``limit`` and ``offset`` are refused (400), not ignored.
+    """
     principal = await principal_of(request)
-    query = decode_query(request, ListQuery)
+    paging = sorted({"limit", "offset"} & set(request.query_params))
+    if paging:
+        raise InvalidRequest(
+            f"export streams every matching memory: {' and '.join(paging)} not supported "
+            "(page with GET /api/memory)"
+        )
+    query = decode_query(request, ExportQuery)
     flt = management.export_filter(principal, query)
     return StreamingResponse(
         management.export_lines(state_of(request).store, flt),

@@ -17,6 +17,7 @@ from starlette.responses import Response
 from services.gateway.api.codec import json_response
 from shared.management import (
     BulkDelete,
+    ExportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
@@ -44,6 +45,7 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     SummarizeRequest,
     ImportRow,
     ListQuery,
+    ExportQuery,
 )
 
 _OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -164,7 +166,10 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory",
         method="get",
-        summary="List memories (filters, text query q, pagination with total)",
+        summary=(
+            "List memories (filters, text query q, pagination with total; limit clamped to "
+            "1..1000, offset 0..10^12 else 400)"
+        ),
         response="MemoryPage",
         query="ListQuery",
     ),
@@ -193,10 +198,13 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory/export",
         method="get",
-        summary="Export memories as JSON Lines (streamed; one ImportRow per line)",
+        summary=(
+            "Export every matching memory as JSON Lines (streamed; one ImportRow per line; "
+            "limit and offset are refused with 400)"
+        ),
         response="ImportRow",
         response_media="application/x-ndjson",
-        query="ListQuery",
+        query="ExportQuery",
     ),
     Op(
         path="/api/memory/import",
@@ -209,7 +217,10 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory/bulk-delete",
         method="post",
-        summary="Delete every memory matching filters (dry_run counts only)",
+        summary=(
+            "Delete every memory matching filters (dry_run counts only); with no filter, "
+            "400 unless all: true"
+        ),
         body="BulkDelete",
         response="BulkDeleteResult",
     ),

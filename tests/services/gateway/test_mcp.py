@@ -93,6 +93,14 @@ def test_clear_with_filters_and_dry_run(gw: GatewayHarness) -> None:
             assert counted == {"matched": 1, "deleted": 0, "dry_run": True}
             _err, cleared = await _call(client, "memory_clear", {"category": "preference"})
             assert cleared["deleted"] == 1
+            # no filter: refused unless all=true (a dry run may count everything)
+            err, res = await _call(client, "memory_clear", {})
+            assert err and "invalid_request" in str(res)
+            _, counted = await _call(client, "memory_clear", {"dry_run": True})
+            assert counted == {"matched": 1, "deleted": 0, "dry_run": True}
+            # memory_list: an out-of-range offset is an error, never a crash
+            err, res = await _call(client, "memory_list", {"offset": 10**13})
+            assert err and "offset" in str(res)
 
     anyio.run(go)
     assert [m.content for m in gw.memories(key_id)] == ["We chose Postgres"]
@@ -112,7 +120,7 @@ def test_isolation_between_keys(gw: GatewayHarness) -> None:
             assert listed["total"] == 0
             err, res = await _call(b, "memory_delete", {"id": added["id"]})
             assert err and "not_found" in str(res)
-            _, cleared = await _call(b, "memory_clear", {})
+            _, cleared = await _call(b, "memory_clear", {"all": True})
             assert cleared["deleted"] == 0
             # an owner argument is not part of any tool; extra arguments never choose the tenant
             err, res = await _call(b, "memory_list", {"owner_id": a_id})

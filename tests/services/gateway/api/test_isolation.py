@@ -39,7 +39,7 @@ def test_key_b_cannot_touch_key_a(api: Api) -> None:
     assert r.json()["items"] == []
     r = b.http.post("/api/memory/search-preview", json={"query": "Zephyr", "user_id": "alice"})
     assert r.json()["items"] == []
-    assert b.http.post("/api/memory/bulk-delete", json={}).json()["deleted"] == 0
+    assert b.http.post("/api/memory/bulk-delete", json={"all": True}).json()["deleted"] == 0
     assert b.http.get("/api/memory/stats").json()["total"] == 0
     # import: rows of another owner are refused; reusing A's public id under B is skipped
     line = json.dumps({**_export_row(mem), "content": "overwritten"})

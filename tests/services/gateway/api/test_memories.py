@@ -86,6 +86,60 @@ def test_bulk_delete_with_dry_run(api: Api) -> None:
     assert r.json()["matched"] == 2
 
 
+def _is_error(r, status: int) -> bool:  # type: ignore[no-untyped-def]
+    return r.status_code == status and set(r.json()["error"]) == {"message", "type", "code"}
+
+
+def test_unfiltered_bulk_delete_needs_all_for_every_caller(api: Api) -> None:
+    for i in range(3):
+        add(api.a.http, f"a memory {i}")
+    b_mem = add(api.b.http, "b memory")
+    glob = add(api.admin, "a global memory", owner_id="global")
+    # a client key: {} and naming its own owner id are both "no filter"
+    for body in ({}, {"owner_id": api.a.key_id}, {"q": "  "}, {"all": False}):
+        r = api.a.http.post("/api/memory/bulk-delete", json=body)
+        assert _is_error(r, 400), (body, r.text)
+        assert r.json()["error"]["type"] == "invalid_request_error"
+        assert "'all': true" in r.json()["error"]["message"]
+    assert api.a.http.get("/api/memory", params={"owner_id": api.a.key_id}).json()["total"] == 3
+    # a dry run deletes nothing, so it needs no "all"
+    r = api.a.http.post("/api/memory/bulk-delete", json={"dry_run": True})
+    assert r.status_code == 200 and r.json() == {"matched": 3, "deleted": 0, "dry_run": True}
+    r = api.a.http.post("/api/memory/bulk-delete", json={"all": True})
+    assert r.json() == {"matched": 3, "deleted": 3, "dry_run": False}
+    assert api.a.http.get("/api/memory", params={"owner_id": api.a.key_id}).json()["total"] == 0
+    assert api.b.http.get(f"/api/memory/{b_mem['id']}").status_code == 200
+    assert api.admin.get(f"/api/memory/{glob['id']}").status_code == 200
+    # the admin: same rule (an owner_id is a filter for the admin)
+    assert _is_error(api.admin.post("/api/memory/bulk-delete", json={}), 400)
+    r = api.admin.post("/api/memory/bulk-delete", json={"owner_id": api.b.key_id})
+    assert r.json()["deleted"] == 1
+
+
+def test_offset_is_validated_and_export_refuses_paging(api: Api) -> None:
+    add(api.a.http, "one memory")
+    for offset in ("99999999999999999999999", "1000000000001", "-1", "x", "1.5"):
+        r = api.a.http.get("/api/memory", params={"offset": offset})
+        assert _is_error(r, 400), (offset, r.text)
+    r = api.a.http.get("/api/memory", params={"offset": 10**12})
+    assert r.status_code == 200 and r.json()["items"] == [] and r.json()["offset"] == 10**12
+    assert api.a.http.get("/api/memory", params={"limit": 10**30}).json()["limit"] == 1000
+    for params in ({"offset": 1}, {"limit": 1}, {"offset": "99999999999999999999999"}):
+        r = api.a.http.get("/api/memory/export", params=params)
+        assert _is_error(r, 400), (params, r.text)
+        assert "not supported" in r.json()["error"]["message"]
+    assert len(api.a.http.get("/api/memory/export").text.splitlines()) == 1
+    doc = api.a.http.get("/api/openapi.json").json()
+    export_params = {p["name"] for p in doc["paths"]["/api/memory/export"]["get"]["parameters"]}
+    assert not export_params & {"limit", "offset"}
+    (offset,) = [
+        p for p in doc["paths"]["/api/memory"]["get"]["parameters"] if p["name"] == "offset"
+    ]
+    assert offset["schema"]["minimum"] == 0 and offset["schema"]["maximum"] == 10**12
+    bulk = doc["components"]["schemas"]["BulkDelete"]["description"]
+    assert "all: true" in bulk
+
+
 def test_search_preview_uses_recall(api: Api) -> None:
     tea = add(api.a.http, "I like green tea in the morning", category="preference")
     add(api.a.http, "The deploy runs on Fridays", category="fact")
