@@ -123,9 +123,14 @@ class Engine:
     ) -> VectorResult:
         """KNN for ``text`` in Qdrant (if selected) else sqlite-vec, falling back on failure.
 
+        With no vector table for the current embedding yet (a fresh store before the worker
+        built it, or a model change before the reindex), recall lacks vectors only if ``scope``
+        can see some memory: with none, the answer is no hits (tier ``vector``), not an error.
+
         Raises:
             EmbeddingError: the query could not be embedded.
-            VectorIndexError: no vector tier could answer (``.code`` says why).
+            VectorIndexError: no vector tier could answer (``.code`` says why; ``reindex_pending``
+                when memories visible to ``scope`` have no usable vectors yet).
         """
         assert self.embedder is not None
         if not self.warm:
@@ -133,6 +138,10 @@ class Engine:
         if not await self.sqlite_vec.usable_for(self.embedder.signature) and not (
             use_qdrant and self.qdrant is not None
         ):
+            if not await self.sqlite_vec.memories.any_visible(
+                scope, now, self.sqlite_vec.retention
+            ):
+                return VectorResult([], "vector")
             raise VectorIndexError("vectors are being rebuilt", code="reindex_pending")
         vector = await self.embed_query(text)
         degraded = None

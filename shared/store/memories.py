@@ -318,6 +318,24 @@ class MemoryStore:
             )
         return {r[0]: row_to_memory(r) for r in rows}
 
+    async def any_visible(
+        self, scope: Scope, now: float, retention: Retention | None = None
+    ) -> bool:
+        """True when at least one memory is visible to ``scope`` at ``now`` (unix seconds), by
+        the same rule as recall (:func:`visibility_sql`). One indexed ``EXISTS`` query.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        cond, params = visibility_sql(scope, now, retention)
+        with store_errors("checking for memories"):
+            rows = list(
+                await self.conn.execute_fetchall(
+                    f"SELECT EXISTS (SELECT 1 FROM memories m WHERE {cond})", params
+                )
+            )
+        return bool(rows and rows[0][0])
+
     async def record_access(self, ids: Sequence[int], now: float) -> None:
         """Count one injection per occurrence of each rowid in ``ids`` (a rowid listed twice
         counts twice); touches only counters, never the FTS index."""

@@ -172,3 +172,28 @@ def test_zero_embeddings_never_break_recall(gateway_factory, upstream):
     upstream.zero_embeddings = False  # a new query (the zero one is cached) uses vectors again
     resp = ask(gw, secret, "prefer Neovim for editing", **{"x-mnemogate-no-learn": "1"})
     assert resp.headers["x-mnemogate-memory-tier"] == "hybrid"
+
+
+def test_fresh_worker_mode_store_is_not_degraded_until_it_holds_memories(
+    gateway_factory, upstream, tmp_path, redis_url
+):
+    """Worker mode before any worker ran: no vector table yet. With no memory to find, recall
+    lacks nothing (no degraded header); once memories without vectors exist, it is reported."""
+    db = str(tmp_path / "fresh-worker-mode.db")
+    gw = gateway_factory(db_path=db, redis_url=redis_url)
+    key_id, secret = gw.create_key()
+    checks = httpx.get(gw.base_url + "/readyz", timeout=5).json()["checks"]
+    assert checks["sqlite_vec"] == "no vector table yet" and checks["reindex_pending"] == "0"
+    assert checks["embedding"] not in ("none", "warming_up")  # the vector leg is in use
+    resp = ask(gw, secret, "Where do I live?", **{"x-mnemogate-no-learn": "1"})
+    assert "x-mnemogate-memory-degraded" not in resp.headers
+    assert resp.headers["x-mnemogate-memory-injected"] == "0"
+
+    async def seed(store):
+        await store.writes.upsert(NewMemory(owner_id=key_id, content="User lives in Lisbon"))
+
+    gw.with_store(seed)
+    resp = ask(gw, secret, "Do I live in Lisbon?", **{"x-mnemogate-no-learn": "1"})
+    assert resp.headers["x-mnemogate-memory-degraded"] == "reindex_pending"
+    assert resp.headers["x-mnemogate-memory-tier"] == "fts5"
+    assert "Lisbon" in injected(upstream)
