@@ -102,17 +102,11 @@ class ExportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     q: str | None = None
 
 
-class ListQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Listing filters. ``owner_id`` narrows (admin: any owner; client: itself or ``global``);
-    ``q`` is free text searched with FTS5 (ranked by BM25). ``limit``: an integer, clamped to
-    1..1000; ``offset``: rows skipped, an integer 0..10^12 (else 400)."""
+class ListQuery(ExportQuery, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Listing filters: those of :class:`ExportQuery` (``q`` ranked by BM25 here) plus paging.
+    ``limit``: an integer, clamped to 1..1000; ``offset``: rows skipped, an integer 0..10^12
+    (else 400)."""
 
-    owner_id: str | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    type: MemoryType | None = None
-    category: MemoryCategory | None = None
-    q: str | None = None
     limit: int = 50
     offset: Offset = 0
 
@@ -297,9 +291,7 @@ def _match(q: str | None) -> str | None:
     return build_match_query(q) or '""'
 
 
-def _filter(
-    p: Principal, owner_id: str | None, query: ListQuery | ExportQuery | BulkDelete
-) -> MemoryFilter:
+def _filter(p: Principal, owner_id: str | None, query: ExportQuery | BulkDelete) -> MemoryFilter:
     return MemoryFilter(
         owners=readable_owners(p, owner_id),
         user_id=query.user_id,
