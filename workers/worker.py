@@ -34,7 +34,7 @@ from shared.jobs.payloads import (
     encode_payload,
 )
 from shared.jobs.queue import ArqQueue, job_deserializer, job_serializer
-from shared.jobs.reindex import start_reindex_if_rebuilt
+from shared.jobs.reindex import start_reindex_if_needed
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import Settings
 from shared.store import Store
@@ -96,7 +96,7 @@ def _on_startup(settings: Settings) -> StartupShutdown:
         jc.runtime = runtime
         assert jc.engine is not None  # build_job_context always builds one
         await jc.engine.warm_up()
-        await start_reindex_if_rebuilt(jc.engine, jc.queue)
+        await start_reindex_if_needed(jc.engine, jc.queue)
         ctx["jc"] = jc
 
     return startup
@@ -194,7 +194,19 @@ async def decay_relevance_cron(ctx: dict[str, Any]) -> dict[str, Any]:
     return await execute(jc, DECAY_RELEVANCE, encode_payload(payload))
 
 
+async def reindex_pending_cron(ctx: dict[str, Any]) -> bool:
+    """Cron job (every 10 minutes): start a reindex if any memory still waits for its vectors.
+
+    Repairs memories whose embed job was lost (see
+    :func:`~shared.jobs.reindex.start_reindex_if_needed`); a no-op when none is pending.
+    """
+    jc: JobContext = ctx["jc"]
+    assert jc.queue is not None
+    return await start_reindex_if_needed(jc.engine, jc.queue)
+
+
 LIFECYCLE_CRON_JOBS = [
+    cron(reindex_pending_cron, minute=set(range(3, 60, 10)), run_at_startup=False),
     cron(sweep_cron, minute=7, run_at_startup=False, timeout=JOB_TIMEOUT_S * 10),
     cron(decay_relevance_cron, hour=3, minute=17, run_at_startup=False),
 ]

@@ -28,6 +28,7 @@ from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
 from services.gateway.models import list_models
 from services.gateway.state import GatewayState
+from shared.errors import StoreError
 from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext, build_job_context
 from shared.jobs.handlers import run_with_retries
@@ -38,7 +39,7 @@ from shared.jobs.payloads import (
     SweepPayload,
 )
 from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
-from shared.jobs.reindex import start_reindex_if_rebuilt
+from shared.jobs.reindex import start_reindex_if_needed
 from shared.settings import Settings
 from shared.store import Store
 
@@ -103,13 +104,13 @@ async def _lifecycle_loop(queue: JobQueue) -> None:
 
 async def _warm_up(jobs: JobContext, queue: JobQueue, embedded: bool) -> None:
     """Load the embedding model; in embedded mode also check the vector table against the
-    embedding signature and start a reindex when it had to be rebuilt (workers do this in
-    worker mode)."""
+    embedding signature and start a reindex when it had to be rebuilt or memories still wait
+    for vectors (workers do this in worker mode)."""
     assert jobs.engine is not None
     await jobs.engine.warm_up()
     if embedded:
         try:
-            await start_reindex_if_rebuilt(jobs.engine, queue)
+            await start_reindex_if_needed(jobs.engine, queue)
         except Exception:
             log.exception("vector table check failed; keyword recall only")
 
@@ -127,12 +128,19 @@ def create_app(settings: Settings) -> Starlette:
         queue: JobQueue
         relay: asyncio.Task[None] | None = None
         if settings.embedded:
-            queue = InProcessQueue(lambda name, data: run_with_retries(jobs, name, data))
+            queue = InProcessQueue(
+                lambda name, data: run_with_retries(jobs, name, data), store.outbox
+            )
         else:
             arq_queue = ArqQueue(arq_pool(settings.redis_url, settings.queue_name), store.outbox)
             relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
             queue = arq_queue
         jobs.queue = queue
+        if isinstance(queue, InProcessQueue):
+            try:
+                await queue.recover()  # jobs a crash interrupted (kill -9, power loss)
+            except StoreError:
+                log.exception("could not recover unfinished in-process jobs")
         warm_up = asyncio.create_task(_warm_up(jobs, queue, settings.embedded))
         lifecycle = (
             asyncio.create_task(_lifecycle_loop(queue))

@@ -20,9 +20,11 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     """200 when every configured dependency answers, else 503; body lists each check.
 
-    Checks: ``db`` (a query on the memories table), ``redis`` (PING, or ``embedded``), the number
-    of jobs waiting in the outbox; reported without failing readiness: ``embedding`` (signature,
-    ``warming_up`` or ``none``), ``sqlite_vec`` and ``qdrant`` health, ``reindex_pending``.
+    Checks: ``db`` (a query on the memories table), ``redis`` (PING, or ``embedded``),
+    ``outbox_pending`` (queue mode: jobs waiting for Redis; embedded mode: jobs not finished
+    yet, re-run at the next start if the process dies); reported without failing readiness:
+    ``embedding`` (signature, ``warming_up`` or ``none``), ``sqlite_vec`` and ``qdrant``
+    health, ``reindex_pending``.
     """
     state: GatewayState = request.app.state.gateway
     checks: dict[str, str] = {}

@@ -15,12 +15,15 @@ import msgspec
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from shared.errors import StoreError
 from shared.jobs.payloads import encode_payload, job_id_for
 from shared.store.outbox import OutboxStore
 
 log = logging.getLogger("mnemogate.jobs")
 
 ENQUEUE_TIMEOUT_S = 2.0
+#: Restarts after which an in-process job still unfinished is dropped (logged with its payload).
+MAX_RECOVERIES = 3
 
 
 class JobQueue(Protocol):
@@ -96,30 +99,79 @@ Runner = Callable[[str, bytes], Awaitable[Any]]
 class InProcessQueue:
     """Embedded mode: run each job as an asyncio task in this process via ``runner``.
 
+    With ``outbox``, every job is written to the SQLite ``job_outbox`` before it starts and
+    removed once it has finished (done, or dead-lettered by the runner): a job that a crash or
+    ``kill -9`` interrupted is still there at the next start, where :meth:`recover` runs it again
+    (jobs are idempotent). A job found there :data:`MAX_RECOVERIES` times is dropped with an
+    ERROR log, so a job that crashes the process cannot do so for ever. If the outbox cannot be
+    written the job still runs, without that guarantee.
+
     A job whose id is already running is not started twice. :meth:`drain` waits for every
     running job (tests, shutdown).
     """
 
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: Runner, outbox: OutboxStore | None = None) -> None:
         self.runner = runner
+        self.outbox = outbox
         self._tasks: dict[str, asyncio.Task[Any]] = {}
 
     async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
-        """Start the job now in the background; returns its idempotency id."""
+        """Record the job, then start it in the background; returns its idempotency id."""
         data = encode_payload(payload)
         job_id = job_id_for(job_name, data)
         if job_id in self._tasks:
             return job_id
-        task = asyncio.get_running_loop().create_task(self._run(job_name, data))
-        self._tasks[job_id] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        if self.outbox is not None:
+            try:
+                await self.outbox.add(job_name, job_id, data, error="in-process")
+            except StoreError as exc:
+                log.warning("job %s runs without a durable record: %s", job_id, exc)
+        self._start(job_name, job_id, data)
         return job_id
 
-    async def _run(self, job_name: str, data: bytes) -> None:
+    async def recover(self) -> int:
+        """Run again the jobs an earlier process left unfinished; returns how many started."""
+        if self.outbox is None:
+            return 0
+        started = 0
+        for job in await self.outbox.take(limit=100_000):
+            if job.job_id in self._tasks:
+                continue
+            if job.attempts >= MAX_RECOVERIES:
+                log.error(
+                    "dropping job %s (%s): unfinished after %d restarts; payload %s",
+                    job.job_id,
+                    job.job_name,
+                    job.attempts,
+                    job.payload.hex(),
+                )
+                await self.outbox.remove(job.id)
+                continue
+            await self.outbox.mark_failed(job.id, "interrupted by a restart")
+            self._start(job.job_name, job.job_id, job.payload)
+            started += 1
+        if started:
+            log.warning("recovered %d unfinished in-process jobs", started)
+        return started
+
+    def _start(self, job_name: str, job_id: str, data: bytes) -> None:
+        task = asyncio.get_running_loop().create_task(self._run(job_name, job_id, data))
+        self._tasks[job_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+
+    async def _run(self, job_name: str, job_id: str, data: bytes) -> None:
         try:
             await self.runner(job_name, data)
         except Exception:
             log.exception("in-process job %s failed", job_name)
+        # not reached when cancelled (shutdown): the record stays for the next start
+        if self.outbox is not None:
+            try:
+                await self.outbox.remove_job(job_id)
+            except StoreError as exc:
+                log.warning(
+                    "job %s done but its record stays (runs again at restart): %s", job_id, exc
+                )
 
     async def drain(self) -> None:
         """Wait until no job is running (jobs started by jobs included)."""

@@ -22,9 +22,21 @@ REINDEX_BATCH = 256
 Progress = Callable[[int, int], None]
 
 
-async def start_reindex_if_rebuilt(engine: Engine | None, queue: JobQueue) -> bool:
-    """Prepare the vector table; if it was (re)built for a new signature, enqueue a reindex."""
-    if engine is None or not await engine.prepare():
+async def start_reindex_if_needed(engine: Engine | None, queue: JobQueue) -> bool:
+    """Prepare the vector table; enqueue a reindex if it was (re)built for a new signature or if
+    any memory still waits for its vectors. Returns whether a reindex was enqueued.
+
+    The second case repairs memories whose ``embed`` job was lost: a worker killed between a
+    learn job's write and its embed enqueue, or a job dropped after its retries. Called at
+    start-up (gateway in embedded mode, worker) and by the worker's periodic check.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    if engine is None:
+        return False
+    rebuilt = await engine.prepare()
+    if not rebuilt and await engine.sqlite_vec.memories.count_pending_reindex() == 0:
         return False
     await queue.enqueue(REINDEX, ReindexPayload(requested_at=time.time()))
     return True

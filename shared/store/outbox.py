@@ -56,6 +56,12 @@ class OutboxStore:
             async with transaction(self.conn):
                 await self.conn.execute("DELETE FROM job_outbox WHERE id = ?", (row_id,))
 
+    async def remove_job(self, job_id: str) -> None:
+        """Delete the job with idempotency id ``job_id`` (no-op when absent)."""
+        with store_errors("deleting from the job outbox"):
+            async with transaction(self.conn):
+                await self.conn.execute("DELETE FROM job_outbox WHERE job_id = ?", (job_id,))
+
     async def mark_failed(self, row_id: int, error: str) -> None:
         """Count a failed delivery attempt and remember its error."""
         with store_errors("updating the job outbox"):

@@ -9,6 +9,7 @@ Behaviour is programmable per test:
 - ``responder``: optional ``callable(body) -> (status, json_body)`` overriding the answer;
 - ``fail_status``: answer every chat request with this status and an OpenAI error body;
 - ``delay_s``: sleep before answering (for timeout tests); ``stream_chunk_delay_s`` between chunks;
+- ``delay_for``: optional ``callable(body) -> seconds`` to sleep before answering that request;
 - ``embedding_dim`` / ``embeddings_status``: behaviour of ``POST /v1/embeddings``.
 """
 
@@ -64,6 +65,7 @@ class FakeUpstream:
         self.responder: Responder | None = None
         self.fail_status: int | None = None
         self.delay_s = 0.0
+        self.delay_for: Callable[[dict[str, Any]], float] | None = None
         self.stream_chunk_delay_s = 0.0
         self.stream_chunks = 5
         self.embedding_dim = 16
@@ -121,6 +123,8 @@ class FakeUpstream:
         self.headers.append(dict(request.headers))
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
+        if self.delay_for is not None and (pause := self.delay_for(body)):
+            await asyncio.sleep(pause)
         if self.fail_status is not None:
             return JSONResponse(
                 {"error": {"message": "upstream exploded", "type": "server_error", "code": "boom"}},
@@ -204,6 +208,7 @@ class FakeUpstream:
         self.responder = None
         self.fail_status = None
         self.delay_s = 0.0
+        self.delay_for = None
         self.stream_chunk_delay_s = 0.0
         self.embeddings_status = 200
         self.embeddings_delay_s = 0.0

@@ -197,3 +197,28 @@ def test_fresh_worker_mode_store_is_not_degraded_until_it_holds_memories(
     assert resp.headers["x-mnemogate-memory-degraded"] == "reindex_pending"
     assert resp.headers["x-mnemogate-memory-tier"] == "fts5"
     assert "Lisbon" in injected(upstream)
+
+
+def test_memories_left_without_vectors_are_embedded_at_the_next_start(gateway_factory, upstream):
+    """An embed job lost (e.g. a worker killed between a learn job's write and its enqueue)
+    leaves memories marked for reindex with a valid vector table: the next start embeds them."""
+    db_settings = remote_settings(upstream, lifecycle_schedule=False)
+    first = gateway_factory(**db_settings)
+    key_id, _secret = first.create_key("lost-embed")
+    first.stop()  # the vector table exists now, for this embedding signature
+
+    async def seed(store):  # written without any embed job, as after the lost enqueue
+        await store.writes.upsert(NewMemory(owner_id=key_id, content="User lives in Lisbon"))
+        await store.writes.upsert(NewMemory(owner_id=key_id, content="User owns a red bicycle"))
+
+    first.with_store(seed)
+
+    def pending() -> int:
+        return first.with_store(lambda s: s.memories.count_pending_reindex())
+
+    assert pending() == 2
+    gateway_factory(**db_settings)  # same database: the start-up check finds them
+    deadline = time.monotonic() + 20
+    while pending() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pending() == 0
