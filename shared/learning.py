@@ -6,7 +6,8 @@ One ``learn`` job handles one exchange (:class:`~shared.jobs.payloads.LearnPaylo
    content-addressed cursor (:mod:`shared.store.cursors`), so replays and long chats never
    re-learn old turns (CASES E9). Only the newest ``learn_max_turns`` of them are learned (one
    request pasting thousands of user messages writes at most that many memories); the turns
-   before that window are passed over for good. Within the window a text repeated verbatim is
+   before that window are passed over for good. Control characters other than newline and tab
+   (NUL, ESC, DEL, C1) are removed from each turn. Within the window a text repeated verbatim is
    learned once (its newest occurrence), a turn with no letter or digit at all (``*``, ``-``,
    zero-width or control characters) is skipped, and so is a turn that asks not to be
    remembered (E5).
@@ -111,8 +112,26 @@ def prefix_ids(user_turns: list[str]) -> list[str]:
     return out
 
 
+#: Control characters a stored turn keeps: line breaks and tabs carry the turn's layout.
+_KEPT_CONTROLS = frozenset("\n\t")
+
+
+def strip_control_chars(text: str) -> str:
+    """``text`` without control characters (Unicode category ``Cc``) other than ``\\n``/``\\t``.
+
+    ``Cc`` is exactly C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F); each is removed,
+    not replaced (``"\\x00 I prefer nulls\\x00"`` → ``" I prefer nulls"``, ``"\\r\\n"`` →
+    ``"\\n"``). Format characters (``Cf``: ZWJ, ZWNJ, bidi marks, soft hyphen) are kept: emoji
+    sequences and Arabic/Persian/Indic text need them, and the injected block drops them anyway
+    (:func:`shared.injection.sanitize_memory_text`). Pure; never raises.
+    """
+    return "".join(ch for ch in text if ch in _KEPT_CONTROLS or unicodedata.category(ch) != "Cc")
+
+
 def _clean_turn(text: str) -> str:
-    return text.strip()[:MAX_TURN_CHARS]
+    """A user turn as learned and stored: :func:`strip_control_chars`, stripped, at most
+    :data:`MAX_TURN_CHARS` characters."""
+    return strip_control_chars(text).strip()[:MAX_TURN_CHARS]
 
 
 def has_word_character(text: str) -> bool:
@@ -128,7 +147,8 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
     """The turns of ``user_turns[start:]`` to learn, as ``(index, cleaned text)``, oldest first.
 
     Only the newest ``max_turns`` (>= 1) indices from ``start`` on are considered; of those, a
-    turn is dropped when its cleaned text (stripped, cut to :data:`MAX_TURN_CHARS`) is empty,
+    turn is dropped when its cleaned text (control characters other than newline and tab
+    removed, stripped, cut to :data:`MAX_TURN_CHARS`) is empty,
     has no letter or digit (:func:`has_word_character`), asks not to be remembered, or repeats
     a newer turn of the window verbatim (the newest occurrence is kept). Pure; never raises.
     """

@@ -3,7 +3,8 @@
 No I/O and no clock: anything time-dependent takes its values as arguments (DESIGN §8). The
 retrieval module runs the keyword and vector legs, turns their raw scores into :class:`Candidate`
 lists, applies :func:`apply_relevance_floor` per leg, fuses them with :func:`fuse_candidates`
-(weighted RRF), orders with :func:`order_candidates` and cuts with :func:`budget_walk`.
+(weighted RRF), orders with :func:`order_candidates`, drops repeated texts with
+:func:`drop_duplicate_content` and cuts with :func:`budget_walk`.
 
 Defaults come from DESIGN §4 (LoCoMo measurements): RRF ``k = 10`` with keyword:vector weights
 ``2:1`` beat the keyword leg alone, while the common seed ``k = 60`` with equal weights scored
@@ -35,6 +36,8 @@ __all__ = [
     "bm25_to_relevance",
     "budget_walk",
     "clamp_max_tokens",
+    "content_key",
+    "drop_duplicate_content",
     "estimate_tokens",
     "fuse_candidates",
     "memory_tokens",
@@ -308,6 +311,37 @@ def order_candidates(
         ),
     )
     return [it[0] for it in ordered]
+
+
+def content_key(text: str) -> str:
+    """The form in which two memory texts are compared: whitespace collapsed, casefolded.
+
+    ``"  Who is my  doctor?\\n"`` → ``"who is my doctor?"``: runs of whitespace (as
+    :meth:`str.split` sees it: spaces, tabs, newlines, U+00A0, U+2028/2029, ...) become one
+    space, the ends are trimmed, then :meth:`str.casefold` (which also folds ``ß`` → ``ss``).
+    No other normalisation (no NFKC, punctuation kept). Pure; never raises.
+    """
+    return " ".join(text.split()).casefold()
+
+
+def drop_duplicate_content(items: Sequence[T], content_of: Callable[[T], str]) -> list[T]:
+    """Keep only the first (best-ranked) of items whose texts have the same :func:`content_key`.
+
+    ``items``: best first, e.g. memories in their final order. ``content_of``: the text of one
+    item, e.g. ``lambda m: m.content``. Returns a new list, order of the kept items preserved;
+    empty input → ``[]``. Run it before the memory cap and :func:`budget_walk` so a repeated text
+    (an owner-wide memory and an end user's own copy of it) takes neither a slot nor budget.
+    Pure; never raises (unless ``content_of`` does).
+    """
+    seen: set[str] = set()
+    kept: list[T] = []
+    for item in items:
+        key = content_key(content_of(item))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(item)
+    return kept
 
 
 def budget_walk(items: Sequence[T], tokens_of: Callable[[T], int], max_tokens: int) -> list[T]:

@@ -21,6 +21,7 @@ from shared.ranking import (
     apply_relevance_floor,
     bm25_to_relevance,
     budget_walk,
+    drop_duplicate_content,
     fuse_candidates,
     memory_tokens,
     order_candidates,
@@ -102,8 +103,15 @@ def select_within_budget(
     max_tokens: int,
     max_memories: int = 0,
 ) -> list[Memory]:
-    """Order already-floored candidates (score, relevance, recency), keep the best
-    ``max_memories`` (0 = no cap), then budget-walk them into memories."""
+    """The memories to inject for already-floored ``candidates``, best first. Pure.
+
+    Steps: order by (score, relevance, recency) (:func:`order_candidates`); drop every memory
+    whose text repeats a better-ranked one's, compared whitespace-collapsed and casefolded
+    (:func:`drop_duplicate_content`: an owner-wide memory and the end user's copy of it are
+    injected once); keep the best ``max_memories`` (0 = no cap); budget-walk the rest into
+    ``max_tokens`` (:func:`budget_walk`). A dropped duplicate takes no slot of the cap and no
+    budget. ``memories`` must hold every candidate's id (else ``KeyError``).
+    """
     order = order_candidates(
         [
             (
@@ -115,7 +123,7 @@ def select_within_budget(
             for c in candidates
         ]
     )
-    ranked = [memories[i] for i in order]
+    ranked = drop_duplicate_content([memories[i] for i in order], lambda m: m.content)
     if max_memories > 0:
         ranked = ranked[:max_memories]
     return budget_walk(ranked, lambda m: memory_tokens(m.content), max_tokens)

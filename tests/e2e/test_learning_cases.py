@@ -337,6 +337,30 @@ def test_turns_without_letters_or_digits_are_proxied_not_captured(env, upstream)
     assert env.gw.memories(owner) == []
 
 
+def test_control_characters_are_not_stored(env, upstream):
+    owner, secret = key(env, "controls")
+    texts = [
+        "\u0000 I prefer nulls\u0000",
+        "I use Vim\r\n\tand\x1b[1m tmux\x7f\x85\x9b daily",
+        "I prefer 👩\u200d💻 emoji\u200b",  # format characters (ZWJ, ZWSP) are kept
+    ]
+    upstream.requests.clear()
+    say(env, secret, *texts)
+    assert [m["content"] for m in upstream.requests[-1]["messages"]] == texts  # proxied as is
+    wait_learned(env, owner, texts)
+    env.settle()
+    assert sorted(m.content for m in turns(env, owner)) == sorted(
+        [
+            "I prefer nulls",
+            "I use Vim\n\tand[1m tmux daily",
+            "I prefer 👩\u200d💻 emoji\u200b",
+        ]
+    )
+    stored = "".join(m.content for m in env.gw.memories(owner))
+    assert "User prefers nulls" in [m.content for m in facts(env, owner)]
+    assert not any(ch in stored for ch in "\x00\r\x1b\x7f\x85\x9b")
+
+
 # ---- sensitive content ---------------------------------------------------------------------------
 
 GHP = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"

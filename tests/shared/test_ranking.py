@@ -17,6 +17,8 @@ from shared.ranking import (
     bm25_to_relevance,
     budget_walk,
     clamp_max_tokens,
+    content_key,
+    drop_duplicate_content,
     estimate_tokens,
     fuse_candidates,
     memory_tokens,
@@ -246,6 +248,43 @@ def test_order_candidates(
     items: list[tuple[int, float, float, float]], expected: list[int]
 ) -> None:
     assert order_candidates(items) == expected
+
+
+# --- duplicate content ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Who is my doctor, do I take insulin?", "who is my doctor, do i take insulin?"),
+        ("  Who is my\n\tdoctor?  ", "who is my doctor?"),
+        ("a\u00a0b\u2028c", "a b c"),  # non-ASCII whitespace collapses too
+        ("Straße", "strasse"),  # casefold, not lower
+        ("", ""),
+        ("Next.js!", "next.js!"),  # punctuation kept
+    ],
+)
+def test_content_key(text: str, expected: str) -> None:
+    assert content_key(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (
+            ["Who is my doctor, do I take insulin?", "who is my  doctor, do I take INSULIN? "],
+            [0],
+        ),
+        (["a", "b", "A", " b ", "c"], [0, 1, 4]),  # first (best-ranked) occurrence wins
+        (["Strasse", "STRASSE", "Straße"], [0]),
+        (["prefers Postgres 16", "prefers Postgres 15"], [0, 1]),  # different texts stay
+        (["Next.js", "Nextjs"], [0, 1]),  # only whitespace and case are ignored
+        ([], []),
+    ],
+)
+def test_drop_duplicate_content(texts: list[str], expected: list[int]) -> None:
+    items = list(range(len(texts)))
+    assert drop_duplicate_content(items, texts.__getitem__) == expected
 
 
 # --- budget walk --------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Keyword leg of recall against a real store: the document-frequency stop list."""
+"""Keyword leg of recall against a real store (the document-frequency stop list), and the pure
+selection step :func:`shared.retrieval.select_within_budget`."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import time
 
 import pytest
 
-from shared.models import NewMemory, Scope
-from shared.retrieval import keyword_candidates
+from shared.models import Memory, NewMemory, Scope
+from shared.ranking import Candidate, memory_tokens
+from shared.retrieval import keyword_candidates, select_within_budget
 from shared.store import Store
 
 
@@ -52,3 +54,65 @@ async def test_all_common_terms_are_and_ed(store):
 
 async def test_single_term_queries_are_never_pruned(store):
     assert len(await search(store, "common", common_df=50)) == 62
+
+
+# --- select_within_budget (pure) ----------------------------------------------------------------
+
+DOCTOR = "Who is my doctor, do I take insulin?"
+
+
+def memory(rowid: int, content: str, user_id: str = "") -> Memory:
+    return Memory(
+        id=rowid,
+        public_id=f"mem_{rowid}",
+        owner_id="o",
+        user_id=user_id,
+        session_id=None,
+        type="episodic",
+        category="turn",
+        key=f"turn:{rowid}",
+        content=content,
+        metadata={},
+        source="capture",
+        created_at=1_700_000_000.0,
+        updated_at=1_700_000_000.0,
+        expires_at=None,
+        last_accessed_at=None,
+        access_count=0,
+        relevance=1.0,
+        needs_reindex=False,
+    )
+
+
+def select(scored: list[tuple[Memory, float]], *, max_tokens: int, max_memories: int) -> list[int]:
+    candidates = [Candidate(memory_id=m.id, score=score) for m, score in scored]
+    chosen = select_within_budget(
+        candidates,
+        {m.id: m for m, _ in scored},
+        max_tokens=max_tokens,
+        max_memories=max_memories,
+    )
+    return [m.id for m in chosen]
+
+
+def test_same_text_owner_wide_and_end_user_copy_is_selected_once():
+    owner_wide = memory(1, DOCTOR)
+    own_copy = memory(2, "who is my  doctor, do I take INSULIN?\n", user_id="u2")
+    assert select([(own_copy, 0.9), (owner_wide, 0.5)], max_tokens=2000, max_memories=10) == [2]
+    assert select([(owner_wide, 0.9), (own_copy, 0.5)], max_tokens=2000, max_memories=10) == [1]
+
+
+def test_dropped_duplicate_takes_no_cap_slot():
+    first, copy, other = memory(1, DOCTOR), memory(2, DOCTOR, "u2"), memory(3, "Dr. Ames, yes")
+    scored = [(first, 0.9), (copy, 0.8), (other, 0.7)]
+    assert select(scored, max_tokens=2000, max_memories=2) == [1, 3]
+
+
+def test_dropped_duplicate_uses_no_budget():
+    first, copy = memory(1, DOCTOR), memory(2, DOCTOR, "u2")
+    other = memory(3, "Your doctor is Dr. Ames and you take insulin every morning")
+    # room for the first and the (bigger) other one; taking the copy would leave no room
+    budget = memory_tokens(first.content) + memory_tokens(other.content)
+    assert memory_tokens(other.content) > memory_tokens(copy.content)
+    scored = [(first, 0.9), (copy, 0.8), (other, 0.7)]
+    assert select(scored, max_tokens=budget, max_memories=10) == [1, 3]

@@ -317,3 +317,27 @@ def test_sensitive_memory_is_never_injected_verbatim(gateway, upstream, key):
     injected = memory_text(upstream)
     assert "deploy" in injected
     assert "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123" not in injected
+
+
+def test_same_text_for_owner_and_end_user_is_injected_once(gateway_factory, upstream):
+    gw = gateway_factory(recall_max_memories=2, recall_relative_floor=0.0)
+    key_id, secret = gw.create_key()
+    doctor = "Who is my doctor, do I take insulin?"
+    turn = {"type": "episodic", "category": "turn", "source": "capture"}
+    seed(gw, key_id, doctor, key="turn:owner-wide", **turn)
+    seed(gw, key_id, doctor, key="turn:u2", user_id="u2", **turn)
+    # ranks below both copies (fewer query terms), so only a dropped copy leaves it a slot
+    seed(gw, key_id, "My doctor prescribed insulin last spring", user_id="u2")
+    seed(gw, key_id, *(f"Unrelated note number {i} about gardening" for i in range(6)))
+    resp = ask(
+        gw,
+        secret,
+        [{"role": "user", "content": doctor}],
+        headers={"x-mnemogate-user": "u2", "x-mnemogate-no-learn": "1"},
+    )
+    block = next(m for m in sent_messages(upstream) if "recalled_memories" in json.dumps(m))
+    lines = block["content"].splitlines()[2:-1]
+    assert len(lines) == 2 and lines[0].endswith(doctor)
+    # the dropped copy took no slot of recall_max_memories=2: the next memory made it in
+    assert lines[1].endswith("My doctor prescribed insulin last spring")
+    assert resp.headers["x-mnemogate-memory-injected"] == "2"
