@@ -38,7 +38,7 @@ import redis
 from services.gateway.app import arq_pool
 from shared.extraction import extract_facts
 from shared.jobs.payloads import LEARN, LearnPayload
-from shared.jobs.queue import ArqQueue
+from shared.jobs.queue import ArqQueue, resolve_queue_name
 from shared.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,9 +108,19 @@ def time_regex(messages: list[str], total: int) -> tuple[float, int]:
     return time.perf_counter() - started, found
 
 
+async def queue_name_of(db: str) -> str:
+    """The arq queue the gateway and worker use for ``db`` (default queue name)."""
+    store = await Store.open(db)
+    try:
+        return resolve_queue_name("", await store.identity.store_id())
+    finally:
+        await store.close()
+
+
 async def enqueue(redis_url: str, db: str, texts: list[str]) -> None:
     store = await Store.open(db)
-    queue = ArqQueue(arq_pool(redis_url), store.outbox)
+    name = resolve_queue_name("", await store.identity.store_id())
+    queue = ArqQueue(arq_pool(redis_url, name), store.outbox)
     try:
         for i, text in enumerate(texts):
             payload = LearnPayload(
@@ -130,6 +140,7 @@ async def enqueue(redis_url: str, db: str, texts: list[str]) -> None:
 def run_burst_worker(db: str, redis_url: str) -> float:
     """Run ``mnemogate worker --burst`` to completion; returns its wall time in seconds."""
     env = {**os.environ, "MNEMOGATE_DB_PATH": db, "MNEMOGATE_REDIS_URL": redis_url}
+    env["MNEMOGATE_QUEUE_NAME"] = ""  # the default: derived from the database, as enqueue does
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "services.cli", "worker", "--burst"],
@@ -177,7 +188,8 @@ def main() -> int:
             asyncio.run(enqueue(args.redis_url, db, texts))
             assert client.zcard("arq:queue") == args.jobs, "jobs were not all enqueued"
             wall = run_burst_worker(db, args.redis_url)
-            assert client.zcard("arq:queue") == 0, "the worker did not drain the queue"
+            queue_name = asyncio.run(queue_name_of(db))
+            assert client.zcard(queue_name) == 0, "the worker did not drain the queue"
             busy = max(1e-9, wall - idle)
             print(
                 f"learn jobs through arq, one worker (--burst, 50 concurrent): {args.jobs} jobs "

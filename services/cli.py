@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from services import cli_vectors
 from shared.errors import MnemogateError
+from shared.jobs.queue import resolve_queue_name
 from shared.settings import Settings, load_settings
 from shared.store import Store
 from shared.store.connection import migrate, open_connection
@@ -90,16 +91,17 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from workers.worker import run_worker
 
-    asyncio.run(_migrate_quiet(settings))
-    return run_worker(settings, burst=args.burst)
+    store_id = asyncio.run(_migrate_quiet(settings))
+    return run_worker(settings, resolve_queue_name(settings.queue_name, store_id), burst=args.burst)
 
 
-async def _migrate_quiet(settings: Settings) -> None:
-    conn = await open_connection(settings.db_path)
+async def _migrate_quiet(settings: Settings) -> str:
+    """Migrate the database; returns its store id (for the default queue name)."""
+    store = await Store.open(settings.db_path)
     try:
-        await migrate(conn)
+        return await store.identity.store_id()
     finally:
-        await conn.close()
+        await store.close()
 
 
 def _preview(text: str, width: int = 80) -> str:

@@ -54,7 +54,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # storage and queue
     db_path: str = "data/mnemogate.db"
     redis_url: str = ""
-    queue_name: str = "arq:queue"
+    queue_name: str = ""
     # HTTP server
     host: str = "127.0.0.1"
     port: int = 8080

@@ -217,7 +217,7 @@ LIFECYCLE_CRON_JOBS = [
 RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
 
-def run_worker(settings: Settings, *, burst: bool = False) -> int:
+def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> int:
     """Run the arq worker until SIGTERM or SIGINT; return the process exit code.
 
     arq's worker stops with ``ConnectionError`` as soon as Redis is unreachable (a Redis
@@ -230,7 +230,7 @@ def run_worker(settings: Settings, *, burst: bool = False) -> int:
     signalled: list[signal.Signals] = []
     attempt = 0
     while True:
-        worker = build_worker(settings, burst=burst)
+        worker = build_worker(settings, queue_name, burst=burst)
         worker.on_stop = signalled.append
         started = time.monotonic()
         try:
@@ -263,14 +263,15 @@ def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float) -> 
     return False
 
 
-def build_worker(settings: Settings, *, burst: bool = False) -> Worker:
-    """An arq :class:`Worker` for ``settings`` (``burst``: drain the queue, then exit)."""
+def build_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> Worker:
+    """An arq :class:`Worker` for ``settings`` on the arq queue ``queue_name`` (see
+    :func:`~shared.jobs.queue.resolve_queue_name`); ``burst``: drain the queue, then exit."""
     if not settings.redis_url:
         raise SystemExit(
             "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"
         )
     return MnemogateWorker(
-        queue_name=settings.queue_name,
+        queue_name=queue_name,
         functions=[_job_function(name, settings) for name in HANDLERS],
         cron_jobs=[
             cron(relay_outbox, second=set(range(0, 60, 10)), run_at_startup=True),

@@ -38,7 +38,14 @@ from shared.jobs.payloads import (
     DecayRelevancePayload,
     SweepPayload,
 )
-from shared.jobs.queue import ArqQueue, InProcessQueue, JobQueue, job_deserializer, job_serializer
+from shared.jobs.queue import (
+    ArqQueue,
+    InProcessQueue,
+    JobQueue,
+    job_deserializer,
+    job_serializer,
+    resolve_queue_name,
+)
 from shared.jobs.reindex import start_reindex_if_needed
 from shared.settings import Settings
 from shared.store import Store
@@ -54,7 +61,7 @@ def jobs_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
 
 
-def arq_pool(redis_url: str, queue_name: str = "arq:queue") -> ArqRedis:
+def arq_pool(redis_url: str, queue_name: str) -> ArqRedis:
     """A lazily-connecting arq Redis pool (no ping at start: the gateway starts without Redis)
     that enqueues into ``queue_name``."""
     pool = ConnectionPool.from_url(
@@ -132,7 +139,8 @@ def create_app(settings: Settings) -> Starlette:
                 lambda name, data: run_with_retries(jobs, name, data), store.outbox
             )
         else:
-            arq_queue = ArqQueue(arq_pool(settings.redis_url, settings.queue_name), store.outbox)
+            queue_name = resolve_queue_name(settings.queue_name, await store.identity.store_id())
+            arq_queue = ArqQueue(arq_pool(settings.redis_url, queue_name), store.outbox)
             relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
             queue = arq_queue
         jobs.queue = queue

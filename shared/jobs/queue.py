@@ -26,6 +26,17 @@ ENQUEUE_TIMEOUT_S = 2.0
 MAX_RECOVERIES = 3
 
 
+def resolve_queue_name(queue_name: str, store_id: str) -> str:
+    """The arq queue (a Redis key) to use: ``queue_name`` when set, else ``mnemogate:<store_id>``.
+
+    Deriving the default from the database's random id (migration 0005) gives every gateway and
+    worker on one database the same queue, and a second deployment that shares the Redis
+    database a different one: its worker cannot take this deployment's jobs and write them to
+    the wrong database. Pure.
+    """
+    return queue_name or f"mnemogate:{store_id}"
+
+
 class JobQueue(Protocol):
     """Something that accepts jobs. ``enqueue`` never raises for a queue outage."""
 

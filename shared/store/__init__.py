@@ -12,6 +12,7 @@ from shared.store.api_keys import ApiKeyStore
 from shared.store.connection import migrate, open_connection
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
+from shared.store.identity import IdentityStore
 from shared.store.lifecycle import LifecycleStore
 from shared.store.management import ManagementStore
 from shared.store.memories import MemoryStore, Retention
@@ -41,6 +42,7 @@ class Store:
         self.management = ManagementStore(writer)
         self.settings = SettingsStore(writer)
         self.lifecycle = LifecycleStore(writer)
+        self.identity = IdentityStore(reader)
 
     @classmethod
     async def open(cls, path: str, *, run_migrations: bool = True) -> Store:
