@@ -46,6 +46,7 @@ import unicodedata
 
 import msgspec
 
+from shared.control_chars import strip_control_chars
 from shared.dedupe import fact_tokens, is_near_duplicate
 from shared.extraction import (
     CATEGORIES,
@@ -113,21 +114,6 @@ def prefix_ids(user_turns: list[str]) -> list[str]:
 
 
 #: Control characters a stored turn keeps: line breaks and tabs carry the turn's layout.
-_KEPT_CONTROLS = frozenset("\n\t")
-
-
-def strip_control_chars(text: str) -> str:
-    """``text`` without control characters (Unicode category ``Cc``) other than ``\\n``/``\\t``.
-
-    ``Cc`` is exactly C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F); each is removed,
-    not replaced (``"\\x00 I prefer nulls\\x00"`` → ``" I prefer nulls"``, ``"\\r\\n"`` →
-    ``"\\n"``). Format characters (``Cf``: ZWJ, ZWNJ, bidi marks, soft hyphen) are kept: emoji
-    sequences and Arabic/Persian/Indic text need them, and the injected block drops them anyway
-    (:func:`shared.injection.sanitize_memory_text`). Pure; never raises.
-    """
-    return "".join(ch for ch in text if ch in _KEPT_CONTROLS or unicodedata.category(ch) != "Cc")
-
-
 def _clean_turn(text: str) -> str:
     """A user turn as learned and stored: :func:`strip_control_chars`, stripped, at most
     :data:`MAX_TURN_CHARS` characters."""

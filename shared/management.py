@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from shared.control_chars import strip_control_chars
 from shared.errors import InvalidRequest, JobError, NotFound, PermissionDenied
 from shared.fts_query import build_match_query
 from shared.jobs.handlers import HANDLERS
@@ -352,13 +353,15 @@ async def create_memory(
     now: float,
     redact: Callable[[str], str] | None = None,
 ) -> tuple[MemoryView, bool]:
-    """Store a memory (upsert on owner+user+key); returns (memory, created). ``redact`` (the
-    sensitive-content filter when it is on) is applied to the content before it is stored.
+    """Store a memory (upsert on owner+user+key); returns (memory, created). Control characters
+    in the content become spaces (:func:`~shared.control_chars.strip_control_chars`), then
+    ``redact`` (the sensitive-content filter when it is on) is applied, before it is stored.
 
     Raises:
         InvalidRequest: empty content, or admin without ``owner_id``. PermissionDenied / NotFound:
             see :func:`writable_owner`. StoreError: the database failed.
     """
+    body = msgspec.structs.replace(body, content=strip_control_chars(body.content))
     if not body.content.strip():
         raise InvalidRequest("content must not be empty")
     owner = writable_owner(p, body.owner_id)
@@ -400,8 +403,11 @@ async def update_memory(
         NotFound: no such memory visible to ``p``. PermissionDenied: a client editing a global
             memory. InvalidRequest: empty content, or a key already in use. StoreError.
     """
-    if isinstance(body.content, str) and not body.content.strip():
-        raise InvalidRequest("content must not be empty")
+    if isinstance(body.content, str):
+        content = strip_control_chars(body.content)
+        if not content.strip():
+            raise InvalidRequest("content must not be empty")
+        body = msgspec.structs.replace(body, content=content)
     await _check_writable_id(store, p, public_id)
     if redact is not None and isinstance(body.content, str):
         body = msgspec.structs.replace(body, content=redact(body.content))

@@ -122,6 +122,14 @@ async def _warm_up(jobs: JobContext, queue: JobQueue, embedded: bool) -> None:
             log.exception("vector table check failed; keyword recall only")
 
 
+async def _recover(queue: InProcessQueue) -> None:
+    """Run the in-process jobs an earlier process left unfinished (see ``recover``)."""
+    try:
+        await queue.recover()
+    except StoreError:
+        log.exception("could not recover unfinished in-process jobs")
+
+
 def create_app(settings: Settings) -> Starlette:
     """Build the gateway application for ``settings``."""
     mcp = McpGateway()
@@ -144,11 +152,9 @@ def create_app(settings: Settings) -> Starlette:
             relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
             queue = arq_queue
         jobs.queue = queue
-        if isinstance(queue, InProcessQueue):
-            try:
-                await queue.recover()  # jobs a crash interrupted (kill -9, power loss)
-            except StoreError:
-                log.exception("could not recover unfinished in-process jobs")
+        recovery = (  # jobs a crash interrupted (kill -9, power loss), in the background
+            asyncio.create_task(_recover(queue)) if isinstance(queue, InProcessQueue) else None
+        )
         warm_up = asyncio.create_task(_warm_up(jobs, queue, settings.embedded))
         lifecycle = (
             asyncio.create_task(_lifecycle_loop(queue))
@@ -170,6 +176,8 @@ def create_app(settings: Settings) -> Starlette:
                 yield
         finally:
             warm_up.cancel()
+            if recovery is not None:
+                recovery.cancel()
             if lifecycle is not None:
                 lifecycle.cancel()
             access_flush.cancel()

@@ -22,8 +22,9 @@ from shared.store.outbox import OutboxStore
 log = logging.getLogger("mnemogate.jobs")
 
 ENQUEUE_TIMEOUT_S = 2.0
-#: Restarts after which an in-process job still unfinished is dropped (logged with its payload).
-MAX_RECOVERIES = 3
+#: Unfinished in-process jobs recovered at start-up: outbox rows read per page, jobs run at once.
+RECOVERY_PAGE = 200
+RECOVERY_CONCURRENCY = 4
 
 
 def resolve_queue_name(queue_name: str, store_id: str) -> str:
@@ -112,10 +113,10 @@ class InProcessQueue:
 
     With ``outbox``, every job is written to the SQLite ``job_outbox`` before it starts and
     removed once it has finished (done, or dead-lettered by the runner): a job that a crash or
-    ``kill -9`` interrupted is still there at the next start, where :meth:`recover` runs it again
-    (jobs are idempotent). A job found there :data:`MAX_RECOVERIES` times is dropped with an
-    ERROR log, so a job that crashes the process cannot do so for ever. If the outbox cannot be
-    written the job still runs, without that guarantee.
+    ``kill -9`` interrupted is still there at the next start, where :meth:`recover` runs it
+    again (jobs are idempotent). If the outbox cannot be written the job still runs, without
+    that guarantee. The record is written when the job is enqueued, which for learning is just
+    after the response has been sent: a crash within those milliseconds loses that exchange.
 
     A job whose id is already running is not started twice. :meth:`drain` waits for every
     running job (tests, shutdown).
@@ -141,34 +142,57 @@ class InProcessQueue:
         return job_id
 
     async def recover(self) -> int:
-        """Run again the jobs an earlier process left unfinished; returns how many started."""
+        """Run the jobs an earlier process left unfinished; returns how many ran.
+
+        Meant to run as a background task from start-up: it pages through the outbox rows that
+        existed when it started (oldest first, :data:`RECOVERY_PAGE` at a time) and runs at
+        most :data:`RECOVERY_CONCURRENCY` at once, so a long backlog neither delays start-up
+        nor floods the process. Nothing is dropped: a job is removed only once it has run.
+
+        Raises:
+            StoreError: the outbox could not be read.
+        """
         if self.outbox is None:
             return 0
-        started = 0
-        for job in await self.outbox.take(limit=100_000):
-            if job.job_id in self._tasks:
-                continue
-            if job.attempts >= MAX_RECOVERIES:
-                log.error(
-                    "dropping job %s (%s): unfinished after %d restarts; payload %s",
-                    job.job_id,
-                    job.job_name,
-                    job.attempts,
-                    job.payload.hex(),
-                )
-                await self.outbox.remove(job.id)
-                continue
-            await self.outbox.mark_failed(job.id, "interrupted by a restart")
-            self._start(job.job_name, job.job_id, job.payload)
-            started += 1
-        if started:
-            log.warning("recovered %d unfinished in-process jobs", started)
-        return started
+        snapshot = await self.outbox.max_id()  # rows added later belong to jobs now running
+        if snapshot == 0:
+            return 0
+        log.warning("recovering unfinished in-process jobs (outbox rows up to %d)", snapshot)
+        gate = asyncio.Semaphore(RECOVERY_CONCURRENCY)
+        done = 0
+        last_id = 0
+        while True:
+            page = [
+                job
+                for job in await self.outbox.take(RECOVERY_PAGE, after_id=last_id)
+                if job.id <= snapshot
+            ]
+            if not page:
+                break
+            last_id = page[-1].id
+            ran = await asyncio.gather(
+                *(self._recover_one(gate, j.job_name, j.job_id, j.payload) for j in page)
+            )
+            done += sum(ran)
+        log.warning("recovered %d unfinished in-process jobs", done)
+        return done
 
-    def _start(self, job_name: str, job_id: str, data: bytes) -> None:
+    async def _recover_one(
+        self, gate: asyncio.Semaphore, job_name: str, job_id: str, data: bytes
+    ) -> bool:
+        """Run one recovered job under ``gate`` and wait for it; False if it was running."""
+        async with gate:
+            if job_id in self._tasks:  # enqueued again meanwhile: already running
+                return False
+            task = self._start(job_name, job_id, data)
+            await asyncio.wait([task])
+            return True
+
+    def _start(self, job_name: str, job_id: str, data: bytes) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(self._run(job_name, job_id, data))
         self._tasks[job_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        return task
 
     async def _run(self, job_name: str, job_id: str, data: bytes) -> None:
         try:

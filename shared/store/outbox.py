@@ -39,13 +39,14 @@ class OutboxStore:
                     (job_name, job_id, payload, time.time(), error or None),
                 )
 
-    async def take(self, limit: int = 100) -> list[OutboxJob]:
-        """The oldest ``limit`` parked jobs (they stay parked until :meth:`remove`)."""
+    async def take(self, limit: int = 100, *, after_id: int = 0) -> list[OutboxJob]:
+        """The oldest ``limit`` parked jobs with a row id above ``after_id`` (they stay parked
+        until :meth:`remove`)."""
         with store_errors("reading the job outbox"):
             async with self.conn.execute(
                 "SELECT id, job_name, job_id, payload, attempts FROM job_outbox "
-                "ORDER BY id LIMIT ?",
-                (limit,),
+                "WHERE id > ? ORDER BY id LIMIT ?",
+                (after_id, limit),
             ) as cur:
                 rows = await cur.fetchall()
         return [OutboxJob(r[0], r[1], r[2], bytes(r[3]), r[4]) for r in rows]
@@ -55,6 +56,13 @@ class OutboxStore:
         with store_errors("deleting from the job outbox"):
             async with transaction(self.conn):
                 await self.conn.execute("DELETE FROM job_outbox WHERE id = ?", (row_id,))
+
+    async def max_id(self) -> int:
+        """The largest row id in the outbox (0 when empty)."""
+        with store_errors("reading the job outbox"):
+            async with self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM job_outbox") as cur:
+                row = await cur.fetchone()
+        return int(row[0]) if row else 0
 
     async def remove_job(self, job_id: str) -> None:
         """Delete the job with idempotency id ``job_id`` (no-op when absent)."""

@@ -352,7 +352,7 @@ def test_control_characters_are_not_stored(env, upstream):
     assert sorted(m.content for m in turns(env, owner)) == sorted(
         [
             "I prefer nulls",
-            "I use Vim\n\tand[1m tmux daily",
+            "I use Vim\n\tand [1m tmux    daily",
             "I prefer 👩\u200d💻 emoji\u200b",
         ]
     )

@@ -245,3 +245,12 @@ def test_secrets_in_api_writes_are_redacted(api: Api) -> None:
         f"/api/memory/{stored['id']}", json={"content": "card 4111 1111 1111 1111"}
     )
     assert r.json()["content"] == "card [card]"
+
+
+def test_control_characters_become_spaces_on_create_and_update(api: Api) -> None:
+    m = add(api.a.http, "manual\u0000nul\u0007fact")
+    assert m["content"] == "manual nul fact"
+    r = api.a.http.patch(f"/api/memory/{m['id']}", json={"content": "Nul\u0000Bob\x1b[31m"})
+    assert r.status_code == 200 and r.json()["content"] == "Nul Bob [31m"
+    r = api.a.http.post("/api/memory", json={"content": "\u0000\u0007 "})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
