@@ -26,6 +26,29 @@ BUSY_TIMEOUT_MS = 10_000
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
+#: Seconds to keep retrying the switch to WAL while another connection holds a lock.
+WAL_SWITCH_TIMEOUT_S = 10.0
+
+
+def _enable_wal(conn: sqlean.Connection) -> None:
+    """``PRAGMA journal_mode = WAL``, retried while another connection holds a lock.
+
+    Switching a new database to WAL needs an exclusive lock, and SQLite answers "database is
+    locked" at once, without the busy handler, while another process is creating or migrating
+    the same new file (seen with a gateway and a worker starting together). Once the file is in
+    WAL mode the pragma is a no-op.
+    """
+    deadline = time.monotonic() + WAL_SWITCH_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlean.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _connect(path: str) -> sqlean.Connection:
     conn = sqlean.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
     conn.enable_load_extension(True)
@@ -33,7 +56,7 @@ def _connect(path: str) -> sqlean.Connection:
     conn.enable_load_extension(False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if path != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn

@@ -21,7 +21,7 @@ def _applied(path: str) -> list[int]:
 
 async def test_concurrent_openers_on_a_new_database_all_succeed(tmp_path):
     expected = [version for version, _, _ in migration_files()]
-    for round_ in range(5):
+    for round_ in range(20):
         path = str(tmp_path / f"race{round_}.db")
         # each Store has its own connections and threads: the migrations really race
         stores = await asyncio.gather(*(Store.open(path) for _ in range(4)))
