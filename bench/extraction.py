@@ -108,16 +108,9 @@ def time_regex(messages: list[str], total: int) -> tuple[float, int]:
     return time.perf_counter() - started, found
 
 
-async def queue_name_of(db: str) -> str:
-    """The arq queue the gateway and worker use for ``db`` (default queue name)."""
-    store = await Store.open(db)
-    try:
-        return resolve_queue_name("", await store.identity.store_id())
-    finally:
-        await store.close()
-
-
-async def enqueue(redis_url: str, db: str, texts: list[str]) -> None:
+async def enqueue(redis_url: str, db: str, texts: list[str]) -> str:
+    """Enqueue one learn job per text on ``db``'s default arq queue; returns that queue's name
+    (the one ``mnemogate worker`` derives from the same database)."""
     store = await Store.open(db)
     name = resolve_queue_name("", await store.identity.store_id())
     queue = ArqQueue(arq_pool(redis_url, name), store.outbox)
@@ -132,6 +125,7 @@ async def enqueue(redis_url: str, db: str, texts: list[str]) -> None:
                 request_id=f"b{i}",
             )
             await queue.enqueue(LEARN, payload)
+        return name
     finally:
         await queue.close()
         await store.close()
@@ -185,10 +179,9 @@ def main() -> int:
             db = str(Path(tmp) / "bench.db")
             idle = run_burst_worker(db, args.redis_url)  # start-up + migrate + exit, no jobs
             texts = [mix[i % len(mix)] for i in range(args.jobs)]
-            asyncio.run(enqueue(args.redis_url, db, texts))
-            assert client.zcard("arq:queue") == args.jobs, "jobs were not all enqueued"
+            queue_name = asyncio.run(enqueue(args.redis_url, db, texts))
+            assert client.zcard(queue_name) == args.jobs, "jobs were not all enqueued"
             wall = run_burst_worker(db, args.redis_url)
-            queue_name = asyncio.run(queue_name_of(db))
             assert client.zcard(queue_name) == 0, "the worker did not drain the queue"
             busy = max(1e-9, wall - idle)
             print(

@@ -91,11 +91,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from workers.worker import run_worker
 
-    store_id = asyncio.run(_migrate_quiet(settings))
+    store_id = asyncio.run(_migrate_and_identify(settings))
     return run_worker(settings, resolve_queue_name(settings.queue_name, store_id), burst=args.burst)
 
 
-async def _migrate_quiet(settings: Settings) -> str:
+async def _migrate_and_identify(settings: Settings) -> str:
     """Migrate the database; returns its store id (for the default queue name)."""
     store = await Store.open(settings.db_path)
     try:

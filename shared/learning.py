@@ -7,7 +7,7 @@ One ``learn`` job handles one exchange (:class:`~shared.jobs.payloads.LearnPaylo
    re-learn old turns (CASES E9). Only the newest ``learn_max_turns`` of them are learned (one
    request pasting thousands of user messages writes at most that many memories); the turns
    before that window are passed over for good. Control characters other than newline and tab
-   (NUL, ESC, DEL, C1) are removed from each turn. Within the window a text repeated verbatim is
+   (NUL, ESC, DEL, C1) become spaces in each turn. Within the window a text repeated verbatim is
    learned once (its newest occurrence), a turn with no letter or digit at all (``*``, ``-``,
    zero-width or control characters) is skipped, and so is a turn that asks not to be
    remembered (E5).
@@ -113,7 +113,6 @@ def prefix_ids(user_turns: list[str]) -> list[str]:
     return out
 
 
-#: Control characters a stored turn keeps: line breaks and tabs carry the turn's layout.
 def _clean_turn(text: str) -> str:
     """A user turn as learned and stored: :func:`strip_control_chars`, stripped, at most
     :data:`MAX_TURN_CHARS` characters."""
@@ -133,9 +132,9 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
     """The turns of ``user_turns[start:]`` to learn, as ``(index, cleaned text)``, oldest first.
 
     Only the newest ``max_turns`` (>= 1) indices from ``start`` on are considered; of those, a
-    turn is dropped when its cleaned text (control characters other than newline and tab
-    removed, stripped, cut to :data:`MAX_TURN_CHARS`) is empty,
-    has no letter or digit (:func:`has_word_character`), asks not to be remembered, or repeats
+    turn is dropped when its cleaned text (:func:`_clean_turn`: control characters other than
+    newline and tab become spaces, stripped, cut to :data:`MAX_TURN_CHARS`) is empty, has no
+    letter or digit (:func:`has_word_character`), asks not to be remembered, or repeats
     a newer turn of the window verbatim (the newest occurrence is kept). Pure; never raises.
     """
     first = max(start, len(user_turns) - max(1, max_turns), 0)
