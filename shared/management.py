@@ -35,6 +35,7 @@ from shared.jobs.payloads import (
 from shared.jobs.queue import JobQueue
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.models import GLOBAL_OWNER, Memory, MemoryCategory, MemoryType, NewMemory, Scope
+from shared.query_bound import bound_query
 from shared.ranking import memory_tokens
 from shared.retrieval import recall
 from shared.settings import RetrievalStrategy, Settings
@@ -598,7 +599,10 @@ async def search_preview(
         changed["recall_max_tokens"] = body.budget
     effective = msgspec.structs.replace(settings, **changed) if changed else settings
     scope = Scope(owner_id=owner, user_id=body.user_id, session_id=body.session_id)
-    result = await recall(store.memories, scope, body.query, effective, now)
+    query = bound_query(
+        body.query, settings.recall_query_max_bytes, settings.recall_query_max_terms
+    )
+    result = await recall(store.memories, scope, query, effective, now)
     # Per-leg scores: exposed by the hybrid recall when it provides them; a keyword-only recall's
     # final score is its keyword score.
     keyword_scores: dict[int, float] = dict(getattr(result, "keyword_scores", None) or {})

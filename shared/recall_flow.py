@@ -22,6 +22,7 @@ from shared.injection import (
     newest_user_text,
 )
 from shared.models import Scope
+from shared.query_bound import bound_query
 from shared.retrieval import recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
@@ -55,7 +56,12 @@ async def plan_memory(
     some other way are never injected verbatim). Timeout = ``settings.recall_timeout_ms``.
     """
     messages = body.get("messages", [])
-    query = newest_user_text(messages)
+    # bounded before any per-token work: one huge message must not stall the event loop
+    query = bound_query(
+        newest_user_text(messages),
+        settings.recall_query_max_bytes,
+        settings.recall_query_max_terms,
+    )
     if not query.strip():
         return MemoryPlan(body=body, memory_ids=[], tier="none")
     try:

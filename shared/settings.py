@@ -75,6 +75,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_top_k: int = 20
     recall_max_memories: int = 10
     recall_timeout_ms: int = 250
+    #: The recall query (newest user message) is cut to this many UTF-8 bytes and words before
+    #: any per-token work (shared.query_bound); the request itself goes upstream unchanged.
+    recall_query_max_bytes: int = 4096
+    recall_query_max_terms: int = 256
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
     injection_strategy: InjectionStrategy = "before_last_user"
@@ -135,6 +139,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
+        if not 16 <= self.recall_query_max_bytes <= 1 << 20:
+            raise ConfigurationError("recall_query_max_bytes must be within 16..1048576")
+        if not 1 <= self.recall_query_max_terms <= 4096:
+            raise ConfigurationError("recall_query_max_terms must be within 1..4096")
         if not 0.0 <= self.recall_relative_floor <= 1.0:
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
