@@ -115,8 +115,9 @@ def prefix_ids(user_turns: list[str]) -> list[str]:
 
 def _clean_turn(text: str) -> str:
     """A user turn as learned and stored: :func:`strip_control_chars`, stripped, at most
-    :data:`MAX_TURN_CHARS` characters."""
-    return strip_control_chars(text).strip()[:MAX_TURN_CHARS]
+    :data:`MAX_TURN_CHARS` characters. Cut before cleaning, so a huge turn costs O(MAX_TURN_CHARS)
+    (request CPU bounds, docs/ARCHITECTURE.md)."""
+    return strip_control_chars(text.lstrip()[:MAX_TURN_CHARS]).strip()[:MAX_TURN_CHARS]
 
 
 def has_word_character(text: str) -> bool:

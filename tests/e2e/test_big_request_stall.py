@@ -57,7 +57,9 @@ def _learned(db: str) -> bool:
     """The learning job ran: the turn was captured and no job is left."""
     conn = sqlean.connect(db)
     try:
-        captured = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        captured = conn.execute("SELECT COUNT(*) FROM memories WHERE category = 'turn'").fetchone()[
+            0
+        ]
         pending = conn.execute("SELECT COUNT(*) FROM job_outbox").fetchone()[0]
         return bool(captured) and not pending
     finally:
@@ -68,13 +70,23 @@ def test_healthz_answers_while_a_4mb_request_is_handled(
     tmp_path: Path, upstream: FakeUpstream, record_property
 ):
     db = str(tmp_path / "big.db")
-    env = gateway_env(db, upstream.base_url, embedding_source="auto")
+    # the whole recall runs (no time budget cut): its CPU is part of what is measured
+    env = gateway_env(db, upstream.base_url, embedding_source="auto", recall_timeout_ms="60000")
     secret = create_key(env)
     port = free_port()
     word = "lorem "
-    content = word * ((BIG_BODY_BYTES - 200) // len(word))
+    question = " which code editor do I use?"
+    content = word * ((BIG_BODY_BYTES - 200) // len(word)) + question
     body = {"model": "m", "messages": [{"role": "user", "content": content}]}
+    auth = {"authorization": f"Bearer {secret}"}
     with serve(env, port, tmp_path / "serve.log"):
+        made = httpx.post(
+            f"http://127.0.0.1:{port}/api/memory",
+            headers=auth,
+            json={"content": "User's code editor is Helix", "category": "fact"},
+            timeout=READY_TIMEOUT_S,
+        )
+        assert made.status_code == 201, made.text
         prober = Prober(f"http://127.0.0.1:{port}/healthz")
         prober.start()
         wait_until(lambda: len(prober.samples) >= 50, what="50 quiet probes")
@@ -82,17 +94,20 @@ def test_healthz_answers_while_a_4mb_request_is_handled(
         started = time.monotonic()
         resp = httpx.post(
             f"http://127.0.0.1:{port}/v1/chat/completions",
-            headers={"authorization": f"Bearer {secret}"},
+            headers=auth,
             json=body,
             timeout=READY_TIMEOUT_S,
         )
         answered = time.monotonic()
         assert resp.status_code == 200, resp.text
+        assert resp.headers["x-mnemogate-memory-injected"] == "1", resp.headers
         wait_until(lambda: _learned(db), what="the learning job")  # its CPU counts too
         learned = time.monotonic()
         prober.halt.set()
         prober.join(timeout=READY_TIMEOUT_S)
-    assert len(upstream.raw_requests[-1]) > 4_000_000  # the request went upstream whole
+    sent = upstream.raw_requests[-1]
+    assert len(sent) > 4_000_000  # the request went upstream whole ...
+    assert b"Helix" in sent  # ... with the memory the question at its end recalls
     in_flight = [
         b - a for a, b in prober.samples if a >= started and b <= answered
     ]  # sent after the big request began, answered before its response
