@@ -69,6 +69,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "qdrant_collection",
         "qdrant_timeout_s",
         "job_timeout_s",
+        "integrity_check_interval_s",
     }
 )
 SECRET_FIELDS: frozenset[str] = frozenset(
@@ -92,6 +93,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "sweep_max_scan": (1, 100_000_000),
     "relevance_half_life_days": (0, 36_500),
     "recall_timeout_ms": (0, 60_000),
+    "recall_query_max_bytes": (16, 1 << 20),
+    "recall_query_max_terms": (1, 4096),
     "recall_relative_floor": (0, 1),
     "rrf_k": (0.001, 10_000),
     "rrf_keyword_weight": (0, 100),

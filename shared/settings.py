@@ -131,6 +131,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     job_timeout_s: float = 120.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
+    # health
+    #: /readyz checks the FTS and vector indexes at most this often (0 = off); see
+    #: shared.store.integrity for the cost bound.
+    integrity_check_interval_s: float = 30.0
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
@@ -139,6 +143,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
+        if self.integrity_check_interval_s < 0:
+            raise ConfigurationError("integrity_check_interval_s must be >= 0")
         if not 16 <= self.recall_query_max_bytes <= 1 << 20:
             raise ConfigurationError("recall_query_max_bytes must be within 16..1048576")
         if not 1 <= self.recall_query_max_terms <= 4096:

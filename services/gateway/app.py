@@ -183,6 +183,8 @@ def create_app(settings: Settings) -> Starlette:
             access_flush.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await access_flush
+            if app.state.gateway.integrity is not None:
+                await app.state.gateway.integrity.close()
             if relay is not None:
                 relay.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

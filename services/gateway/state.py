@@ -13,6 +13,7 @@ from shared.jobs.queue import ArqQueue, JobQueue
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import ProviderConfig, Settings
 from shared.store import Store
+from shared.store.integrity import IntegrityProbe
 
 
 @dataclass
@@ -27,6 +28,7 @@ class GatewayState:
     jobs: JobContext
     runtime: RuntimeSettings | None = None
     access: AccessBatcher | None = None
+    integrity: IntegrityProbe | None = None
 
     def redactor(self) -> Callable[[str], str] | None:
         """The sensitive-content redaction for memories written through the API/MCP, or None
