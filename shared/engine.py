@@ -71,6 +71,9 @@ class Engine:
     cache: EmbeddingCache | None = None
     notes: list[str] = field(default_factory=list)
     warm: bool = False
+    #: Set while the static table is built in the background (shared.embedding.autobuild):
+    #: reported as the ``embedding`` status; recall is keyword-only meanwhile.
+    building: str | None = None
 
     async def warm_up(self) -> None:
         """Load the embedding model (local models load lazily) with one probe embedding, so the
@@ -204,7 +207,7 @@ class Engine:
 
     async def health(self) -> dict[str, str]:
         """Status of each part: embedding source, sqlite-vec, Qdrant."""
-        embedding = "none"
+        embedding = self.building or "none"
         if self.embedder is not None:
             embedding = self.embedder.signature if self.warm else "warming_up"
         out = {

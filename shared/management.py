@@ -34,6 +34,7 @@ from shared.jobs.payloads import (
 )
 from shared.jobs.queue import JobQueue
 from shared.jobs.vector_sync import enqueue_vector_delete
+from shared.json_numbers import integral_floats_to_int
 from shared.models import GLOBAL_OWNER, Memory, MemoryCategory, MemoryType, NewMemory, Scope
 from shared.query_bound import bound_query
 from shared.ranking import memory_tokens
@@ -48,6 +49,19 @@ MAX_PAGE = 1000
 #: Largest listing ``offset`` accepted (rows skipped); larger values are a 400, never a 500.
 MAX_OFFSET = 10**12
 Offset = Annotated[int, msgspec.Meta(ge=0, le=MAX_OFFSET)]
+#: Memory content: at least one character that is neither whitespace nor a control character
+#: (control characters become spaces and the content is stripped before it is stored).
+NON_BLANK = r"[^\s\x00-\x1f\x7f-\x9f]"
+Content = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=NON_BLANK,
+        description="Must contain a character that is neither whitespace nor a control character.",
+    ),
+]
+#: Injection budget of a search preview, in tokens.
+Budget = Annotated[int, msgspec.Meta(ge=0, le=8000)]
+PositiveDays = Annotated[float, msgspec.Meta(gt=0)]
 
 
 class Principal(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,7 +131,7 @@ class MemoryCreate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """A new memory. ``owner_id``: admin must give it (may be ``global``); a client may omit it or
     give its own key id. A ``key`` equal to an existing one of the same owner+user updates it."""
 
-    content: str
+    content: Content
     owner_id: str | None = None
     user_id: str = ""
     session_id: str | None = None
@@ -133,7 +147,7 @@ class MemoryUpdate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Fields to change (absent = unchanged; ``expires_at`` null = never expires). ``metadata``
     replaces the whole object."""
 
-    content: str | msgspec.UnsetType = msgspec.UNSET
+    content: Content | msgspec.UnsetType = msgspec.UNSET
     type: MemoryType | msgspec.UnsetType = msgspec.UNSET
     category: MemoryCategory | msgspec.UnsetType = msgspec.UNSET
     key: str | msgspec.UnsetType = msgspec.UNSET
@@ -169,7 +183,7 @@ class SearchPreview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     user_id: str = ""
     session_id: str | None = None
     strategy: RetrievalStrategy | None = None
-    budget: int | None = None
+    budget: Budget | None = None
 
 
 class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -221,7 +235,7 @@ class SummarizeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
     owner_id: str | None = None
     user_id: str | None = None
-    older_than_days: float = 30.0
+    older_than_days: PositiveDays = 30.0
     dry_run: bool = False
 
 
@@ -516,7 +530,17 @@ async def export_lines(store: Store, flt: MemoryFilter) -> AsyncIterator[bytes]:
         yield bytes(chunk)
 
 
-_row_decoder = msgspec.json.Decoder(ImportRow)
+def _decode_row(line: bytes) -> ImportRow:
+    """One JSON Lines record as an :class:`ImportRow` (integral floats accepted for integers,
+    see :mod:`shared.json_numbers`).
+
+    Raises:
+        msgspec.DecodeError: not JSON, or not a valid row (ValidationError is a subclass).
+    """
+    value = msgspec.json.decode(line)
+    if isinstance(value, dict):
+        value = integral_floats_to_int(value, ImportRow)
+    return msgspec.convert(value, ImportRow)
 
 
 def _check_import_owner(p: Principal, row: ImportRow, line_no: int) -> ImportRow:
@@ -551,7 +575,7 @@ async def import_lines(
         if not line.strip():
             continue
         try:
-            row = _row_decoder.decode(line)
+            row = _decode_row(line)
         except msgspec.DecodeError as exc:
             raise InvalidRequest(f"line {line_no}: {exc}", code="invalid_import_line") from exc
         except RecursionError as exc:
@@ -685,6 +709,8 @@ async def engine_status(
             "configured_source": settings.embedding_source,
             "dim": meta["dim"] if meta else (settings.embedding_dim or None),
             "signature": meta["signature"] if meta else None,
+            # the running source's signature, warming_up, building_static_table or none
+            "status": (health or {}).get("embedding"),
         },
         "vector": {
             "tier": settings.vector_tier,

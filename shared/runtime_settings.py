@@ -62,6 +62,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "embedding_cache_size",
         "embedding_cache_ttl_s",
         "static_model_path",
+        "static_table_autobuild",
         "vector_quantization",
         "vector_tier",
         "qdrant_url",

@@ -109,6 +109,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     embedding_cache_size: int = 4096
     embedding_cache_ttl_s: float = 3600.0
     static_model_path: str = ""
+    #: Embedded mode, source auto, no table yet: build it in the background (keyword recall
+    #: meanwhile) instead of embedding with the slow transformer (shared.embedding.autobuild).
+    static_table_autobuild: bool = True
     vector_quantization: Quantization = "float32"
     vector_tier: VectorTier = "sqlite-vec"
     qdrant_url: str = ""

@@ -45,6 +45,8 @@ def gateway_factory(tmp_path, upstream) -> Iterator[object]:
         overrides.setdefault("upstream_base_url", upstream.base_url)
         overrides.setdefault("upstream_api_key", "sk-upstream-test")
         overrides.setdefault("queue_name", TEST_QUEUE_NAME)
+        # a background build per test gateway would load the machine: tests that want it ask
+        overrides.setdefault("static_table_autobuild", False)
         gw = GatewayHarness(overrides).start()
         started.append(gw)
         return gw

@@ -29,6 +29,7 @@ def gateway_env(db_path: str, upstream_base_url: str, **settings: str) -> dict[s
             "MNEMOGATE_UPSTREAM_BASE_URL": upstream_base_url,
             "MNEMOGATE_UPSTREAM_API_KEY": "sk-upstream-test",
             "MNEMOGATE_LIFECYCLE_SCHEDULE": "false",
+            "MNEMOGATE_STATIC_TABLE_AUTOBUILD": "false",  # tests that want the build ask
         }
     )
     env.update({f"MNEMOGATE_{k.upper()}": v for k, v in settings.items()})

@@ -28,6 +28,8 @@ from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
 from services.gateway.models import list_models
 from services.gateway.state import GatewayState
+from shared.embedding.autobuild import autobuild_target, build_and_switch
+from shared.engine import default_model_dir
 from shared.errors import StoreError
 from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext, build_job_context
@@ -112,14 +114,26 @@ async def _lifecycle_loop(queue: JobQueue) -> None:
 async def _warm_up(jobs: JobContext, queue: JobQueue, embedded: bool) -> None:
     """Load the embedding model; in embedded mode also check the vector table against the
     embedding signature and start a reindex when it had to be rebuilt or memories still wait
-    for vectors (workers do this in worker mode)."""
+    for vectors (workers do this in worker mode). On a first start with no static table, build
+    it in the background first (keyword recall meanwhile; shared.embedding.autobuild)."""
     assert jobs.engine is not None
-    await jobs.engine.warm_up()
-    if embedded:
+    engine = jobs.engine
+
+    async def check_vectors() -> None:
         try:
-            await start_reindex_if_needed(jobs.engine, queue)
+            await start_reindex_if_needed(engine, queue)
         except Exception:
             log.exception("vector table check failed; keyword recall only")
+
+    target = autobuild_target(
+        jobs.settings, default_model_dir(jobs.settings.db_path), embedded=embedded
+    )
+    if target is not None:
+        await build_and_switch(engine, target, check_vectors)
+        return
+    await engine.warm_up()
+    if embedded:
+        await check_vectors()
 
 
 async def _recover(queue: InProcessQueue) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from shared.errors import MnemogateError
 
@@ -22,11 +24,37 @@ _HTTP_TYPES = {
 }
 
 
-def error_response(status: int, message: str, type_: str, code: str | None) -> JSONResponse:
+def error_response(
+    status: int,
+    message: str,
+    type_: str,
+    code: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
     """A JSON error response in the documented shape."""
     return JSONResponse(
-        {"error": {"message": message, "type": type_, "code": code}}, status_code=status
+        {"error": {"message": message, "type": type_, "code": code}},
+        status_code=status,
+        headers=headers,
     )
+
+
+def allowed_methods(request: Request) -> str:
+    """The ``Allow`` value for ``request``'s path (RFC 9110 §15.5.6 requires it on a 405): the
+    methods of every route declared with the same path template as the first route matching
+    the path. Routes here are one per method, so Starlette's own value (the first matching
+    route's methods) is not enough; a static path such as ``/api/memory/bulk-delete`` does not
+    pick up the methods of ``/api/memory/{id}``."""
+    routes = [r for r in request.app.routes if isinstance(r, Route) and r.methods]
+    path = request.scope["path"]
+    first = next((r for r in routes if r.path_regex.match(path)), None)
+    if first is None:
+        return ""
+    methods: set[str] = set()
+    for route in routes:
+        if route.path == first.path and route.methods:
+            methods |= route.methods
+    return ", ".join(sorted(methods))
 
 
 async def mnemogate_error_handler(request: Request, exc: Exception) -> Response:
@@ -39,7 +67,10 @@ async def http_error_handler(request: Request, exc: Exception) -> Response:
     """Render Starlette's HTTP errors (404 route, 405 method) in the same shape."""
     assert isinstance(exc, HTTPException)
     type_, code = _HTTP_TYPES.get(exc.status_code, ("server_error", None))
-    return error_response(exc.status_code, str(exc.detail), type_, code)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+    return error_response(exc.status_code, str(exc.detail), type_, code, headers)
 
 
 async def unhandled_error_handler(request: Request, exc: Exception) -> Response:

@@ -10,13 +10,13 @@ delete what is stored, not only what would be recalled. Tenant scoping is the ``
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import aiosqlite
 import msgspec
 import sqlean
 
-from shared.errors import InvalidRequest
+from shared.errors import Conflict
 from shared.fts_query import index_text
 from shared.models import Memory, MemoryCategory, MemoryType
 from shared.ranking import MEMORY_OVERHEAD_TOKENS
@@ -70,7 +70,7 @@ class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: float
     expires_at: float | None = None
     last_accessed_at: float | None = None
-    access_count: int = 0
+    access_count: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0  # SQLite INTEGER
     relevance: float = 1.0
 
 
@@ -176,7 +176,7 @@ class ManagementStore:
         the row ``needs_reindex``.
 
         Raises:
-            InvalidRequest: the new key is already used by another memory of the same owner+user.
+            Conflict (409): the new key is already used by another memory of the same owner+user.
             StoreError: the database failed.
         """
         owner_sql = ""
@@ -226,7 +226,7 @@ class ManagementStore:
                         [*values.values(), old.id],
                     )
                 except sqlean.IntegrityError as exc:
-                    raise InvalidRequest(
+                    raise Conflict(
                         f"key '{key}' is already used by another memory of this owner and user",
                         code="duplicate_key",
                     ) from exc
@@ -275,8 +275,27 @@ class ManagementStore:
         with store_errors("importing memories"):
             async with transaction(self.conn):
                 for r in rows:
-                    cur = await self.conn.execute(
-                        """
+                    # a row whose new key clashes with another memory's (the DO UPDATE path) is
+                    # skipped like any other clash, not an error for the whole import
+                    await self.conn.execute("SAVEPOINT import_row")
+                    try:
+                        cur = await self._import_row(r)
+                        try:
+                            row = await cur.fetchone()
+                        finally:
+                            await cur.close()
+                    except sqlean.IntegrityError:
+                        await self.conn.execute("ROLLBACK TO import_row")
+                        row = None
+                    await self.conn.execute("RELEASE import_row")
+                    written += row is not None
+        return written, len(rows) - written
+
+    async def _import_row(self, r: ImportRow) -> aiosqlite.Cursor:
+        """Run the import upsert of one row (see :meth:`import_rows`); the caller reads the
+        ``RETURNING id`` row (none: skipped) and closes the cursor."""
+        return await self.conn.execute(
+            """
                         INSERT INTO memories (public_id, owner_id, user_id, session_id, type,
                             category, key, content, search_text, metadata, source, created_at,
                             updated_at, expires_at, last_accessed_at, access_count, relevance,
@@ -296,32 +315,26 @@ class ManagementStore:
                         ON CONFLICT DO NOTHING
                         RETURNING id
                         """,
-                        (
-                            r.id,
-                            r.owner_id,
-                            r.user_id,
-                            r.session_id,
-                            r.type,
-                            r.category,
-                            r.key,
-                            r.content,
-                            index_text(r.content, r.key),
-                            _encoder.encode(r.metadata).decode(),
-                            r.source,
-                            r.created_at,
-                            r.updated_at,
-                            r.expires_at,
-                            r.last_accessed_at,
-                            r.access_count,
-                            r.relevance,
-                        ),
-                    )
-                    try:
-                        if await cur.fetchone() is not None:
-                            written += 1
-                    finally:
-                        await cur.close()
-        return written, len(rows) - written
+            (
+                r.id,
+                r.owner_id,
+                r.user_id,
+                r.session_id,
+                r.type,
+                r.category,
+                r.key,
+                r.content,
+                index_text(r.content, r.key),
+                _encoder.encode(r.metadata).decode(),
+                r.source,
+                r.created_at,
+                r.updated_at,
+                r.expires_at,
+                r.last_accessed_at,
+                r.access_count,
+                r.relevance,
+            ),
+        )
 
     async def public_id_owner(self, public_id: str) -> str | None:
         """The owner of ``public_id``, or None if no such memory."""

@@ -15,6 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from services.gateway.api.codec import json_response
+from services.gateway.api.openapi_rules import VARIANTS, apply_principal, settings_patch_schema
+from shared.errors import InvalidRequest
 from shared.management import (
     BulkDelete,
     ExportQuery,
@@ -129,11 +131,15 @@ EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
             "refresh_s": {"type": "number"},
         },
     },
-    "SettingsPatch": {
-        "type": "object",
-        "description": "Partial settings: field → value (null = back to the environment value).",
-        "additionalProperties": True,
-    },
+}
+
+
+_VARIANT_PARAMETER: dict[str, Any] = {
+    "name": "for",
+    "in": "query",
+    "required": False,
+    "description": "Whose rules the document states: a client key's (default) or the admin's.",
+    "schema": {"type": "string", "enum": list(VARIANTS)},
 }
 
 
@@ -288,7 +294,9 @@ _ERRORS = {
     "401": ("Missing or invalid credentials", "Error"),
     "403": ("Not allowed (global memories are read-only for client keys)", "Error"),
     "404": ("Not found (other owners' ids are not found too)", "Error"),
+    "503": ("The store (or the job queue) is unavailable; retry later", "Error"),
 }
+_BODY_ERRORS = {"413": ("The body exceeds MNEMOGATE_MAX_BODY_BYTES", "Error")}
 
 
 def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -299,12 +307,16 @@ def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @functools.cache
-def openapi_document() -> dict[str, Any]:
-    """The whole OpenAPI 3.1 document (built once per process)."""
+def openapi_document(variant: str = "client") -> dict[str, Any]:
+    """The whole OpenAPI 3.1 document for the admin token (``variant="admin"``) or a client key
+    (``"client"``); built once per process and variant (see :mod:`.openapi_rules`)."""
     from services.gateway.api.memories import StatsQuery
 
     _, components = msgspec.json.schema_components((*STRUCTS, StatsQuery), ref_template=REF)
-    schemas = {**components, **EXTRA_SCHEMAS}
+    schemas = apply_principal(
+        {**components, **EXTRA_SCHEMAS, "SettingsPatch": settings_patch_schema()},
+        admin=variant == "admin",
+    )
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         operation: dict[str, Any] = {
@@ -318,16 +330,26 @@ def openapi_document() -> dict[str, Any]:
         params: list[dict[str, Any]] = []
         if op.path_id:
             params.append(
-                {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                {
+                    "name": "id",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "minLength": 1},
+                }
             )
         if op.query is not None:
             params.extend(_query_parameters(schemas[op.query]))
+        if op.path == "/api/openapi.json":
+            params.append(_VARIANT_PARAMETER)
         if params:
             operation["parameters"] = params
         if op.body is not None:
+            content = {op.body_media: {"schema": _ref(op.body)}}
+            if op.body_media == "application/x-ndjson":  # one line of JSON Lines is JSON
+                content["application/json"] = {"schema": _ref(op.body)}
             operation["requestBody"] = {
-                "required": op.method != "post" or op.body not in {"ReindexRequest"},
-                "content": {op.body_media: {"schema": _ref(op.body)}},
+                "required": op.body != "ReindexRequest",
+                "content": content,
             }
         if op.response is not None:
             operation["responses"][str(op.status)] = {
@@ -346,7 +368,10 @@ def openapi_document() -> dict[str, Any]:
             }
         if not op.public:
             operation["security"] = [{"bearerAuth": []}]
-            for status, (text, schema) in _ERRORS.items():
+            errors = {**_ERRORS, **(_BODY_ERRORS if op.body else {})}
+            if op.path == "/api/memory/{id}" and op.method == "patch":
+                errors["409"] = ("The new key is used by another memory of the owner", "Error")
+            for status, (text, schema) in errors.items():
                 operation["responses"][status] = {"description": text, "content": _json(schema)}
         paths.setdefault(op.path, {})[op.method] = operation
     return {
@@ -369,5 +394,14 @@ def openapi_document() -> dict[str, Any]:
 
 
 async def openapi_json(request: Request) -> Response:
-    """``GET /api/openapi.json`` → the OpenAPI document (no authentication)."""
-    return json_response(openapi_document())
+    """``GET /api/openapi.json[?for=admin|client]`` → the OpenAPI document for that principal
+    (default ``client``; no authentication).
+
+    Raises:
+        InvalidRequest: an unknown parameter or ``for`` value.
+    """
+    params = dict(request.query_params)
+    variant = params.pop("for", "client")
+    if params or variant not in VARIANTS:
+        raise InvalidRequest(f"the only parameter is 'for', one of {list(VARIANTS)}")
+    return json_response(openapi_document(variant))

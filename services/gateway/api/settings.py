@@ -16,7 +16,9 @@ from starlette.responses import Response
 from services.gateway.api.access import require_admin, state_of
 from services.gateway.api.codec import decode_body, json_response
 from shared.errors import StoreError
+from shared.json_numbers import integral_floats_to_int
 from shared.runtime_settings import RuntimeSettings
+from shared.settings import Settings
 
 
 def runtime_of(request: Request) -> RuntimeSettings:
@@ -40,7 +42,7 @@ async def put_settings(request: Request) -> Response:
     """``PUT /api/settings`` with ``{field: value | null}`` → the new view (400 on an unknown,
     immutable, mistyped or out-of-range field)."""
     await require_admin(request)
-    patch = await decode_body(request, dict[str, Any])
+    patch = integral_floats_to_int(await decode_body(request, dict[str, Any]), Settings)
     runtime = runtime_of(request)
     await runtime.update(patch)
     return json_response(runtime.view())
