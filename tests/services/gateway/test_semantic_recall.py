@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from shared.models import NewMemory
-from tests.waiting import READY_TIMEOUT_S
+from tests.waiting import READY_TIMEOUT_S, wait_until
 
 CHAT = "/v1/chat/completions"
 
@@ -37,6 +37,12 @@ def ask(gw, secret, text, **headers):
     )
     assert resp.status_code == 200, resp.text
     return resp
+
+
+def ask_for_tier(gw, secret, text, tier):
+    """The response to ``text`` (learning nothing) if recall used ``tier``, else None."""
+    resp = ask(gw, secret, text, **{"x-mnemogate-no-learn": "1"})
+    return resp if resp.headers["x-mnemogate-memory-tier"] == tier else None
 
 
 def injected(upstream) -> str:
@@ -97,11 +103,9 @@ def test_r9_expired_memory_not_injected_on_vector_tiers(gateway_factory, upstrea
 
     gw.with_store(seed)
     reindex_cli(gw.settings.db_path, remote_settings(upstream))
-    time.sleep(2.1)  # the gateway re-reads the vector table metadata at most every 2 s
-    resp = ask(gw, secret, "locker box", **{"x-mnemogate-no-learn": "1"})
-    assert resp.headers["x-mnemogate-memory-tier"] == (
-        "vector" if strategy == "semantic" else "hybrid"
-    )
+    # the gateway re-reads the vector table metadata at most every 2 s: ask until it has
+    tier = "vector" if strategy == "semantic" else "hybrid"
+    wait_until(lambda: ask_for_tier(gw, secret, "locker box", tier), what=tier)
     text = injected(upstream)
     assert "color box blue" in text
     assert "twelve" not in text
@@ -151,10 +155,10 @@ def test_model_change_marks_for_reindex_keyword_meanwhile_then_reindex_restores(
 
     assert " 0 still pending" in reindex_cli(db, new)
     assert all(not m.needs_reindex for m in gw2.memories(key_id))
-    time.sleep(2.1)  # the gateway re-reads the vector table metadata at most every 2 s
-    resp = ask(gw2, secret, "do I prefer Neovim for editing?", **{"x-mnemogate-no-learn": "1"})
-    assert resp.headers["x-mnemogate-memory-tier"] == "hybrid", resp.headers.get(
-        "x-mnemogate-memory-degraded"
+    # the gateway re-reads the vector table metadata at most every 2 s: ask until it has
+    resp = wait_until(
+        lambda: ask_for_tier(gw2, secret, "do I prefer Neovim for editing?", "hybrid"),
+        what="the hybrid tier",
     )
     assert "x-mnemogate-memory-degraded" not in resp.headers
 
