@@ -36,7 +36,7 @@ from shared.jobs.queue import JobQueue
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.json_numbers import integral_floats_to_int
 from shared.models import GLOBAL_OWNER, Memory, MemoryCategory, MemoryType, NewMemory, Scope
-from shared.query_bound import bound_query
+from shared.query_bound import DEFAULT_QUERY_MAX_BYTES, DEFAULT_QUERY_MAX_TERMS, bound_query
 from shared.ranking import memory_tokens
 from shared.retrieval import recall
 from shared.settings import RetrievalStrategy, Settings
@@ -304,7 +304,8 @@ def _match(q: str | None) -> str | None:
     """The FTS5 query for ``q``; a text with no searchable term matches nothing (not everything)."""
     if q is None or not q.strip():
         return None
-    return build_match_query(q) or '""'
+    bounded = bound_query(q, DEFAULT_QUERY_MAX_BYTES, DEFAULT_QUERY_MAX_TERMS)  # CPU bound
+    return build_match_query(bounded) or '""'
 
 
 def _filter(p: Principal, owner_id: str | None, query: ExportQuery | BulkDelete) -> MemoryFilter:

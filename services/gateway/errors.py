@@ -40,11 +40,13 @@ def error_response(
 
 
 def allowed_methods(request: Request) -> str:
-    """The ``Allow`` value for ``request``'s path (RFC 9110 §15.5.6 requires it on a 405): the
-    methods of every route declared with the same path template as the first route matching
+    """The ``Allow`` value for ``request``'s path (RFC 9110 §15.5.6 requires it on a 405).
+
+    The methods of every route declared with the same path template as the first route matching
     the path. Routes here are one per method, so Starlette's own value (the first matching
     route's methods) is not enough; a static path such as ``/api/memory/bulk-delete`` does not
-    pick up the methods of ``/api/memory/{id}``."""
+    pick up the methods of ``/api/memory/{id}``.
+    """
     routes = [r for r in request.app.routes if isinstance(r, Route) and r.methods]
     path = request.scope["path"]
     first = next((r for r in routes if r.path_regex.match(path)), None)

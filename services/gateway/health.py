@@ -19,8 +19,10 @@ async def healthz(request: Request) -> Response:
 
 
 async def _indexes(state: GatewayState, checks: dict[str, str]) -> bool:
-    """Add the cached index integrity statuses (``fts``, ``vec``) to ``checks``; False when an
-    index is corrupt (see :mod:`shared.store.integrity`)."""
+    """Add the cached index integrity statuses (``fts``, ``vec``) to ``checks``.
+
+    Returns False when an index is corrupt (see :mod:`shared.store.integrity`).
+    """
     if state.integrity is None:
         state.integrity = IntegrityProbe(
             state.settings.db_path, state.settings.integrity_check_interval_s

@@ -67,8 +67,9 @@ def autobuild_target(settings: Settings, model_dir: Path, *, embedded: bool) -> 
 
 
 async def build_in_subprocess(path: Path) -> None:
-    """Run ``python -m shared.embedding.autobuild path`` and wait for it; the child is killed if
-    the waiting task is cancelled (shutdown).
+    """Run ``python -m shared.embedding.autobuild path`` and wait for it.
+
+    The child is killed if the waiting task is cancelled (shutdown).
 
     Raises:
         EmbeddingError: (``static_build_failed``) the child failed; its last stderr lines are in

@@ -127,6 +127,7 @@ class IntegrityProbe:
     """
 
     def __init__(self, db_path: str, interval_s: float) -> None:
+        """Remember where and how often to check; nothing runs before :meth:`checks`."""
         self.db_path = db_path
         self.interval_s = interval_s
         self._checks: dict[str, str] | None = None

@@ -15,7 +15,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from services.gateway.api.codec import json_response
-from services.gateway.api.openapi_rules import VARIANTS, apply_principal, settings_patch_schema
+from services.gateway.api.openapi_rules import (
+    VARIANT_PARAMETER,
+    VARIANTS,
+    apply_principal,
+    extra_errors,
+    settings_patch_schema,
+)
+from services.gateway.api.openapi_schemas import EXTRA_SCHEMAS, REF
+from services.gateway.api.openapi_schemas import OBJECT as _OBJECT
 from shared.errors import InvalidRequest
 from shared.management import (
     BulkDelete,
@@ -33,7 +41,6 @@ from shared.management import (
 )
 from shared.store.management import ImportRow
 
-REF = "#/components/schemas/{name}"
 STRUCTS: tuple[type[msgspec.Struct], ...] = (
     MemoryView,
     MemoryPage,
@@ -49,98 +56,6 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ListQuery,
     ExportQuery,
 )
-
-_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
-EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
-    "Error": {
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {
-                "type": "object",
-                "required": ["message", "type", "code"],
-                "properties": {
-                    "message": {"type": "string"},
-                    "type": {"type": "string"},
-                    "code": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                },
-            }
-        },
-    },
-    "Deleted": {
-        "type": "object",
-        "required": ["deleted"],
-        "properties": {"deleted": {"$ref": REF.format(name="MemoryView")}},
-    },
-    "BulkDeleteResult": {
-        "type": "object",
-        "required": ["matched", "deleted", "dry_run"],
-        "properties": {
-            "matched": {"type": "integer"},
-            "deleted": {"type": "integer"},
-            "dry_run": {"type": "boolean"},
-        },
-    },
-    "ImportResult": {
-        "type": "object",
-        "required": ["written", "skipped", "lines"],
-        "properties": {
-            "written": {"type": "integer"},
-            "skipped": {"type": "integer"},
-            "lines": {"type": "integer"},
-        },
-    },
-    "Stats": {
-        "type": "object",
-        "required": ["by_type", "by_category", "total", "tokens_stored", "events"],
-        "properties": {
-            "owner_id": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "days": {"type": "integer"},
-            "by_type": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "total": {"type": "integer"},
-            "tokens_stored": {"type": "integer"},
-            "pending_reindex": {"type": "integer"},
-            "events": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "events_by_day": {"type": "array", "items": _OBJECT},
-        },
-    },
-    "Engine": {
-        "type": "object",
-        "required": ["keyword", "embedding", "vector", "qdrant", "pending_reindex"],
-        "properties": {
-            "keyword": _OBJECT,
-            "embedding": _OBJECT,
-            "vector": _OBJECT,
-            "qdrant": _OBJECT,
-            "retrieval_strategy": {"type": "string"},
-            "memories": {"type": "integer"},
-            "pending_reindex": {"type": "integer"},
-        },
-    },
-    "SettingsView": {
-        "type": "object",
-        "required": ["version", "settings", "overrides", "immutable", "secret", "refresh_s"],
-        "properties": {
-            "version": {"type": "integer"},
-            "updated_at": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-            "settings": _OBJECT,
-            "overrides": _OBJECT,
-            "immutable": {"type": "array", "items": {"type": "string"}},
-            "secret": {"type": "array", "items": {"type": "string"}},
-            "refresh_s": {"type": "number"},
-        },
-    },
-}
-
-
-_VARIANT_PARAMETER: dict[str, Any] = {
-    "name": "for",
-    "in": "query",
-    "required": False,
-    "description": "Whose rules the document states: a client key's (default) or the admin's.",
-    "schema": {"type": "string", "enum": list(VARIANTS)},
-}
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -296,7 +211,6 @@ _ERRORS = {
     "404": ("Not found (other owners' ids are not found too)", "Error"),
     "503": ("The store (or the job queue) is unavailable; retry later", "Error"),
 }
-_BODY_ERRORS = {"413": ("The body exceeds MNEMOGATE_MAX_BODY_BYTES", "Error")}
 
 
 def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -306,10 +220,76 @@ def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+_PATH_ID: dict[str, Any] = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "minLength": 1},
+}
+
+
+def _operation_id(op: Op) -> str:
+    raw = f"{op.method}_{op.path.strip('/').replace('/', '_')}"
+    return raw.replace("{", "").replace("}", "").replace("-", "_").replace(".", "_")
+
+
+def _parameters(op: Op, schemas: dict[str, Any]) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = [_PATH_ID] if op.path_id else []
+    if op.query is not None:
+        params.extend(_query_parameters(schemas[op.query]))
+    if op.path == "/api/openapi.json":
+        params.append(VARIANT_PARAMETER)
+    return params
+
+
+def _request_body(op: Op) -> dict[str, Any]:
+    assert op.body is not None
+    content = {op.body_media: {"schema": _ref(op.body)}}
+    if op.body_media == "application/x-ndjson":  # one line of JSON Lines is JSON
+        content["application/json"] = {"schema": _ref(op.body)}
+    return {"required": op.body != "ReindexRequest", "content": content}
+
+
+def _responses(op: Op) -> dict[str, Any]:
+    schema = _ref(op.response) if op.response is not None else _OBJECT
+    media = op.response_media if op.response is not None else "application/json"
+    out: dict[str, Any] = {
+        str(op.status): {"description": "Success", "content": {media: {"schema": schema}}}
+    }
+    if op.path == "/api/memory" and op.method == "post":
+        out["200"] = {
+            "description": "Updated the memory with the same key",
+            "content": _json("MemoryView"),
+        }
+    if not op.public:
+        errors = {**_ERRORS, **extra_errors(op.path, op.method, op.body is not None)}
+        for status, (text, name) in errors.items():
+            out[status] = {"description": text, "content": _json(name)}
+    return out
+
+
+def _operation(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "summary": op.summary,
+        "operationId": _operation_id(op),
+        "responses": _responses(op),
+    }
+    params = _parameters(op, schemas)
+    if params:
+        operation["parameters"] = params
+    if op.body is not None:
+        operation["requestBody"] = _request_body(op)
+    if not op.public:
+        operation["security"] = [{"bearerAuth": []}]
+    return operation
+
+
 @functools.cache
 def openapi_document(variant: str = "client") -> dict[str, Any]:
-    """The whole OpenAPI 3.1 document for the admin token (``variant="admin"``) or a client key
-    (``"client"``); built once per process and variant (see :mod:`.openapi_rules`)."""
+    """The whole OpenAPI 3.1 document for the admin token (``variant="admin"``) or a client key.
+
+    Built once per process and variant (``"client"`` is the default; see :mod:`.openapi_rules`).
+    """
     from services.gateway.api.memories import StatsQuery
 
     _, components = msgspec.json.schema_components((*STRUCTS, StatsQuery), ref_template=REF)
@@ -319,61 +299,7 @@ def openapi_document(variant: str = "client") -> dict[str, Any]:
     )
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
-        operation: dict[str, Any] = {
-            "summary": op.summary,
-            "operationId": f"{op.method}_{op.path.strip('/').replace('/', '_')}".replace("{", "")
-            .replace("}", "")
-            .replace("-", "_")
-            .replace(".", "_"),
-            "responses": {},
-        }
-        params: list[dict[str, Any]] = []
-        if op.path_id:
-            params.append(
-                {
-                    "name": "id",
-                    "in": "path",
-                    "required": True,
-                    "schema": {"type": "string", "minLength": 1},
-                }
-            )
-        if op.query is not None:
-            params.extend(_query_parameters(schemas[op.query]))
-        if op.path == "/api/openapi.json":
-            params.append(_VARIANT_PARAMETER)
-        if params:
-            operation["parameters"] = params
-        if op.body is not None:
-            content = {op.body_media: {"schema": _ref(op.body)}}
-            if op.body_media == "application/x-ndjson":  # one line of JSON Lines is JSON
-                content["application/json"] = {"schema": _ref(op.body)}
-            operation["requestBody"] = {
-                "required": op.body != "ReindexRequest",
-                "content": content,
-            }
-        if op.response is not None:
-            operation["responses"][str(op.status)] = {
-                "description": "Success",
-                "content": {op.response_media: {"schema": _ref(op.response)}},
-            }
-        else:
-            operation["responses"][str(op.status)] = {
-                "description": "Success",
-                "content": {"application/json": {"schema": _OBJECT}},
-            }
-        if op.path == "/api/memory" and op.method == "post":
-            operation["responses"]["200"] = {
-                "description": "Updated the memory with the same key",
-                "content": _json("MemoryView"),
-            }
-        if not op.public:
-            operation["security"] = [{"bearerAuth": []}]
-            errors = {**_ERRORS, **(_BODY_ERRORS if op.body else {})}
-            if op.path == "/api/memory/{id}" and op.method == "patch":
-                errors["409"] = ("The new key is used by another memory of the owner", "Error")
-            for status, (text, schema) in errors.items():
-                operation["responses"][status] = {"description": text, "content": _json(schema)}
-        paths.setdefault(op.path, {})[op.method] = operation
+        paths.setdefault(op.path, {})[op.method] = _operation(op, schemas)
     return {
         "openapi": "3.1.0",
         "info": {

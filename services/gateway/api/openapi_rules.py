@@ -1,5 +1,6 @@
-"""Rules the management API enforces that the msgspec structs alone cannot state, written into
-the OpenAPI document so that it describes exactly what the server accepts.
+"""Rules the management API enforces that its msgspec structs alone cannot state.
+
+They are written into the OpenAPI document so that it describes exactly what the server accepts.
 
 * Admin token vs client key: the admin must name ``owner_id`` (non-empty) to create a memory,
   preview a search or summarize, while a client key may omit it (it is its own owner). The
@@ -23,10 +24,25 @@ import msgspec
 from shared.runtime_settings import BOUNDS, IMMUTABLE_FIELDS
 from shared.settings import Settings
 
-__all__ = ["VARIANTS", "apply_principal", "settings_patch_schema"]
+__all__ = [
+    "VARIANTS",
+    "VARIANT_PARAMETER",
+    "apply_principal",
+    "extra_errors",
+    "settings_patch_schema",
+]
 
 VARIANTS = ("client", "admin")
 """Values of ``GET /api/openapi.json?for=``; ``client`` is the default."""
+
+VARIANT_PARAMETER: dict[str, Any] = {
+    "name": "for",
+    "in": "query",
+    "required": False,
+    "description": "Whose rules the document states: a client key's (default) or the admin's.",
+    "schema": {"type": "string", "enum": list(VARIANTS)},
+}
+"""The ``for`` query parameter of ``GET /api/openapi.json``."""
 
 _OWNER_REQUIRED_FOR_ADMIN = ("MemoryCreate", "SearchPreview", "SummarizeRequest")
 _BULK_FILTERS = ("user_id", "session_id", "type", "category")
@@ -50,8 +66,12 @@ def _bulk_delete_rule(schema: dict[str, Any], admin: bool) -> list[dict[str, Any
 
 
 def apply_principal(schemas: dict[str, Any], admin: bool) -> dict[str, Any]:
-    """A copy of the component ``schemas`` with the rules of the admin (``admin``) or of a
-    client key applied (see the module docstring)."""
+    """A copy of the component ``schemas`` with one principal's rules applied.
+
+    Args:
+        schemas: the components (not modified).
+        admin: the admin token's rules if True, else a client key's (see the module docstring).
+    """
     out = copy.deepcopy(schemas)
     if admin:
         for name in _OWNER_REQUIRED_FOR_ADMIN:
@@ -61,6 +81,15 @@ def apply_principal(schemas: dict[str, Any], admin: bool) -> dict[str, Any]:
     for name, fields in _NULLABLE_COUNTS.items():
         for field in fields:
             out[name]["properties"][field] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    return out
+
+
+def extra_errors(path: str, method: str, has_body: bool) -> dict[str, tuple[str, str]]:
+    """Error statuses of one operation beyond the common ones: 413 with a body, 409 on a memory
+    edit (the new key is taken). Values are (description, schema name)."""
+    out = {"413": ("The body exceeds MNEMOGATE_MAX_BODY_BYTES", "Error")} if has_body else {}
+    if path == "/api/memory/{id}" and method == "patch":
+        out["409"] = ("The new key is used by another memory of the owner", "Error")
     return out
 
 
@@ -79,8 +108,11 @@ def _field_schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def settings_patch_schema() -> dict[str, Any]:
-    """The schema of a ``PUT /api/settings`` body: the runtime-editable fields, each nullable
-    (``null`` = back to the environment value), no other property, ranges as enforced."""
+    """The schema of a ``PUT /api/settings`` body.
+
+    The runtime-editable fields, each nullable (``null`` = back to the environment value), no
+    other property, ranges as :func:`shared.runtime_settings.apply_overrides` enforces them.
+    """
     _, defs = msgspec.json.schema_components((Settings,))
     fields = defs["Settings"]["properties"]
     return {
