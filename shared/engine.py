@@ -25,8 +25,8 @@ from shared.models import Memory, Scope
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
-from shared.store.vectors import SqliteVecIndex
-from shared.vectors.base import VectorHit, VectorIndex, VectorRecord
+from shared.store.sqlite_vec import SqliteVecIndex
+from shared.vector_index.base import VectorHit, VectorIndex, VectorRecord
 
 log = logging.getLogger("mnemogate.engine")
 
@@ -257,7 +257,7 @@ def build_engine(
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
         if qdrant_factory is None:
-            from shared.vectors.qdrant import make_qdrant_index
+            from shared.vector_index.qdrant import make_qdrant_index
 
             qdrant = make_qdrant_index(
                 settings.qdrant_url,

@@ -125,6 +125,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # jobs
     job_max_tries: int = 5
     job_timeout_s: float = 120.0
+    http_timeout_s: float = 30.0
+    http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
 
@@ -145,6 +147,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("learn_max_turns must be within 1..100")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
+        if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
+            raise ConfigurationError("http timeouts must be positive")
 
     @property
     def embedded(self) -> bool:

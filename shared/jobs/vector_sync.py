@@ -2,8 +2,8 @@
 issue 7 item 4 "deleting a memory by any path leaves no row in FTS, sqlite-vec or Qdrant").
 
 sqlite-vec needs nothing from here: its rows go with the memory row (the ``memories_vec_delete``
-trigger, and :meth:`shared.store.lifecycle.LifecycleStore.evict`). Qdrant lives outside SQLite,
-so every delete path hands the deleted rowids to it:
+trigger, and :meth:`shared.store.memories.lifecycle.LifecycleStore.evict`). Qdrant lives outside
+SQLite, so every delete path hands the deleted rowids to it:
 
 - request-path deletes (REST delete / bulk delete, MCP delete / clear) enqueue a
   ``vector_delete`` job (:func:`enqueue_vector_delete`); the shared handler

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from shared.store.lifecycle import LifecycleRow
 from shared.store.memories import Retention
+from shared.store.memories.lifecycle import LifecycleRow
 
 EvictionReason = Literal["expired", "decayed", "capacity", "summarized"]
 DAY_S = 86_400.0
@@ -112,6 +112,7 @@ def decayed_relevance(
     ``last_used``: only the unused part of the period, ``now - max(last_run, last_used)``, counts.
 
     This is the exact rule the store's single ``UPDATE`` applies (see
-    :meth:`shared.store.lifecycle.LifecycleStore.decay_relevance`). Result within [0, relevance].
+    :meth:`shared.store.memories.lifecycle.LifecycleStore.decay_relevance`). Result within [0,
+    relevance].
     """
     return relevance * decay_factor(now - max(last_run, last_used), half_life_s)

@@ -20,8 +20,8 @@ relevance, least recently used; immune memories (immune type or access-immune) g
 nothing else is left.
 
 Deletion by any path leaves no FTS5 row (trigger) and no ``vec_memories`` row (see
-:meth:`shared.store.lifecycle.LifecycleStore.evict`); ``on_deleted(rowids)`` is awaited after
-each committed batch so the Qdrant tier can delete its points too.
+:meth:`shared.store.memories.lifecycle.LifecycleStore.evict`); ``on_deleted(rowids)`` is awaited
+after each committed batch so the Qdrant tier can delete its points too.
 
 Dry run: nothing is deleted, no event is recorded and the cursor does not move; the listener
 receives every memory that would go.
@@ -47,7 +47,7 @@ from shared.models import MEMORY_TYPES
 from shared.retrieval import retention_of
 from shared.settings import Settings
 from shared.store import Store
-from shared.store.lifecycle import SWEEP_CURSOR
+from shared.store.memories.lifecycle import SWEEP_CURSOR
 
 log = logging.getLogger("mnemogate.lifecycle")
 

@@ -13,9 +13,9 @@ from shared.store.connection import migrate, open_connection
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
 from shared.store.identity import IdentityStore
-from shared.store.lifecycle import LifecycleStore
-from shared.store.management import ManagementStore
 from shared.store.memories import MemoryStore, Retention
+from shared.store.memories.admin import MemoryAdminStore
+from shared.store.memories.lifecycle import LifecycleStore
 from shared.store.outbox import OutboxStore
 from shared.store.settings_row import SettingsStore
 
@@ -24,7 +24,8 @@ __all__ = ["Retention", "Store"]
 
 class Store:
     """Open database with its table stores: ``memories`` (reads), ``writes`` (memory writes),
-    ``keys``, ``outbox``, ``events``.
+    ``admin`` (operator queries over memories), ``lifecycle`` (sweep, decay, summaries),
+    ``keys``, ``outbox``, ``events``, ``cursors``, ``settings``, ``identity``.
 
     ``memories`` uses the reader connection (recall, listing); ``writes`` uses the writer one.
     """
@@ -39,7 +40,7 @@ class Store:
         self.outbox = OutboxStore(writer)
         self.events = EventStore(writer)
         self.cursors = CursorStore(writer)
-        self.management = ManagementStore(writer)
+        self.admin = MemoryAdminStore(writer)
         self.settings = SettingsStore(writer)
         self.lifecycle = LifecycleStore(writer)
         self.identity = IdentityStore(reader)

@@ -21,7 +21,7 @@ from shared.jobs.payloads import (
 )
 from shared.jobs.queue import job_deserializer, job_serializer
 from shared.store import Store
-from shared.store.lifecycle import RELEVANCE_DECAYED_AT
+from shared.store.memories.lifecycle import RELEVANCE_DECAYED_AT
 from tests.harness import TEST_QUEUE_NAME
 from tests.lifecycle_seed import DAY, add, ids, query, seed_cases
 

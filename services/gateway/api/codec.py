@@ -12,8 +12,8 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from services.gateway.api.access import state_of
 from services.gateway.body import read_body
+from services.gateway.state import state_of
 from shared.errors import InvalidRequest
 
 T = TypeVar("T")

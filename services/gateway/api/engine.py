@@ -9,10 +9,12 @@ import time
 from starlette.requests import Request
 from starlette.responses import Response
 
-from services.gateway.api.access import principal_of, state_of
+from services.gateway.api.authorization import principal_of
 from services.gateway.api.codec import decode_body, json_response
-from shared import management
-from shared.management import ReindexRequest, SummarizeRequest
+from services.gateway.state import state_of
+from shared import engine_status as status
+from shared import job_requests
+from shared.memory_api import ReindexRequest, SummarizeRequest
 
 HEALTH_TIMEOUT_S = 1.0
 
@@ -32,9 +34,7 @@ async def engine_status(request: Request) -> Response:
         except Exception as exc:  # a status page reports failures, it does not fail
             health = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     return json_response(
-        await management.engine_status(
-            state.store, state.settings, health, with_counts=principal.admin
-        )
+        await status.engine_status(state.store, state.settings, health, with_counts=principal.admin)
     )
 
 
@@ -42,7 +42,7 @@ async def reindex(request: Request) -> Response:
     """``POST /api/reindex`` → 202 ``{"job", "job_id", "owner_id"}``."""
     principal = await principal_of(request)
     body = await decode_body(request, ReindexRequest)
-    accepted = await management.request_reindex(
+    accepted = await job_requests.request_reindex(
         state_of(request).queue, principal, body, time.time()
     )
     return json_response(accepted, 202)
@@ -52,7 +52,7 @@ async def summarize(request: Request) -> Response:
     """``POST /api/summarize`` → 202 ``{"job", "job_id", "owner_id"}`` (one owner only)."""
     principal = await principal_of(request)
     body = await decode_body(request, SummarizeRequest)
-    accepted = await management.request_summarize(
+    accepted = await job_requests.request_summarize(
         state_of(request).queue, principal, body, time.time()
     )
     return json_response(accepted, 202)

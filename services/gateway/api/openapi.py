@@ -15,28 +15,28 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from services.gateway.api.codec import json_response
-from shared.management import (
+from shared.memory_api import (
     BulkDelete,
     ExportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
     MemoryPage,
-    MemoryUpdate,
     MemoryView,
     PreviewResult,
     ReindexRequest,
     SearchPreview,
     SummarizeRequest,
 )
-from shared.store.management import ImportRow
+from shared.models import MemoryChanges
+from shared.store.memories.admin import ImportRow
 
 REF = "#/components/schemas/{name}"
 STRUCTS: tuple[type[msgspec.Struct], ...] = (
     MemoryView,
     MemoryPage,
     MemoryCreate,
-    MemoryUpdate,
+    MemoryChanges,
     BulkDelete,
     SearchPreview,
     PreviewResult,
@@ -235,7 +235,7 @@ OPERATIONS: tuple[Op, ...] = (
         path="/api/memory/{id}",
         method="patch",
         summary="Update content, type, category, key, metadata, expiry (re-embeds if needed)",
-        body="MemoryUpdate",
+        body="MemoryChanges",
         response="MemoryView",
         path_id=True,
     ),

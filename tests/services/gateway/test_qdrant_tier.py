@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from shared.models import NewMemory
-from shared.vectors.qdrant import QdrantVectorIndex
+from shared.vector_index.qdrant import QdrantVectorIndex
 from tests.fakes.qdrant import FakeQdrant
 from tests.harness import GatewayHarness, run_sync
 from tests.lifecycle_seed import DAY, fts_rows, ids, query

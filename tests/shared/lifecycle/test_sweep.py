@@ -15,8 +15,8 @@ from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.sweep import sweep
 from shared.settings import Settings, load_settings
 from shared.store import Store
-from shared.store.lifecycle import RELEVANCE_DECAYED_AT, SWEEP_CURSOR
-from shared.store.vectors import SqliteVecIndex
+from shared.store.memories.lifecycle import RELEVANCE_DECAYED_AT, SWEEP_CURSOR
+from shared.store.sqlite_vec import SqliteVecIndex
 from tests.lifecycle_seed import DAY, add, fts_rows, ids, query, seed_cases
 
 

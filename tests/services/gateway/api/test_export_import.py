@@ -7,7 +7,7 @@ import json
 
 from shared.models import NewMemory
 from shared.store import Store
-from shared.store.management import ImportRow, MemoryFilter
+from shared.store.memories.admin import ImportRow, MemoryFilter
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, client
 
@@ -65,7 +65,7 @@ def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> No
 
     async def all_rows(store: Store) -> list:  # type: ignore[type-arg]
         rows = []
-        async for batch in store.management.batches(MemoryFilter(owners=None)):
+        async for batch in store.admin.batches(MemoryFilter(owners=None)):
             rows.extend(batch)
         return rows
 

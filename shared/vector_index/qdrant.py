@@ -54,7 +54,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
-from shared.vectors.base import VectorHit, VectorRecord
+from shared.vector_index.base import VectorHit, VectorRecord
 
 QdrantQuantization = Literal["float32", "int8"]
 
@@ -211,7 +211,7 @@ def record_payload(record: VectorRecord) -> dict[str, Any]:
 
 
 class QdrantVectorIndex:
-    """:class:`shared.vectors.base.VectorIndex` over one Qdrant collection.
+    """:class:`shared.vector_index.base.VectorIndex` over one Qdrant collection.
 
     ``client``: an ``AsyncQdrantClient`` (server or local mode); ``collection``: its name;
     ``quantization``: ``"float32"`` or ``"int8"`` (scalar, rescored); ``timeout_s`` (seconds,

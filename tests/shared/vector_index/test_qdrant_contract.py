@@ -18,14 +18,14 @@ from qdrant_client import AsyncQdrantClient
 
 from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
-from shared.vectors.base import VectorRecord
-from shared.vectors.qdrant import (
+from shared.vector_index.base import VectorRecord
+from shared.vector_index.qdrant import (
     DIM_KEY,
     SIGNATURE_KEY,
     QdrantVectorIndex,
     make_qdrant_index,
 )
-from shared.vectors.qdrant_backfill import BackfillProgress, backfill
+from shared.vector_index.qdrant_backfill import BackfillProgress, backfill
 
 DIM = 8
 SIG = f"static:test:{DIM}"

@@ -11,7 +11,7 @@ dimension and embedding signature (``source:model:dim[:int8]``). A different sig
 recreates the table and marks every memory for re-embedding. A trigger deletes a memory's vector
 with the memory, whatever path deletes it.
 
-int8: one global scale (``max |x|`` of the first batch, DESIGN §6 / shared.vectors.quantize);
+int8: one global scale (``max |x|`` of the first batch, DESIGN §6 / shared.vector_index.quantize);
 with the cosine metric a uniform scale does not change the ranking, it only sets the resolution.
 """
 
@@ -30,7 +30,7 @@ from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
 from shared.store.connection import store_errors, transaction
 from shared.store.memories import MemoryStore, Retention, visibility_sql
-from shared.vectors.base import VectorHit, VectorRecord
+from shared.vector_index.base import VectorHit, VectorRecord
 
 TABLE = "vec_memories"
 OVERSAMPLE = 3
@@ -65,7 +65,7 @@ class VecMeta:
 
 
 class SqliteVecIndex:
-    """:class:`shared.vectors.base.VectorIndex` over sqlite-vec in the store database.
+    """:class:`shared.vector_index.base.VectorIndex` over sqlite-vec in the store database.
 
     ``writer``: the store's writer connection (DDL and upserts); ``memories``: a reader-side
     :class:`MemoryStore` for the visibility filter; ``quantization``: ``float32`` or ``int8``.

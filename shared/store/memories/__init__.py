@@ -1,9 +1,15 @@
 """Memory rows: upsert, read, list, delete, keyword (FTS5/BM25) search, access recording.
 
-All SQL touching ``memories`` and ``memory_fts`` lives here. Every read path applies the same
-visibility filter (:func:`visibility_sql`): owner and end-user scope, session scope, global
-memories, expiry and the retention window of typed decay (DESIGN §4: "every tier applies the same
-filters").
+The ``shared.store.memories`` package holds all SQL that writes the ``memories`` table and its
+FTS5 index ``memory_fts``: this module (the request path's reads and the learning writes),
+:mod:`shared.store.memories.admin` (operator listing, edits, bulk delete, export/import, stats)
+and :mod:`shared.store.memories.lifecycle` (sweep, eviction, decay, summaries). The sqlite-vec
+tier (:mod:`shared.store.sqlite_vec`) joins ``memories`` in its KNN query and flags every row for
+re-embedding when it rebuilds its table, inside its own transaction.
+
+Every read path applies the same visibility filter (:func:`visibility_sql`): owner and end-user
+scope, session scope, global memories, expiry and the retention window of typed decay; every
+tier applies the same filters (see "Data model" in ``docs/ARCHITECTURE.md``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ class Retention(msgspec.Struct, frozen=True, kw_only=True):
 
     ``ttl_s`` maps a memory type to its TTL in seconds (absent or <= 0 → immune). A memory
     accessed at least ``access_immunity`` times is immune. Deadline = (last access, else
-    creation) + TTL (issue "Memory lifecycle").
+    creation) + TTL (see "Data model" in ``docs/ARCHITECTURE.md``).
     """
 
     ttl_s: dict[str, float] = msgspec.field(default_factory=dict)

@@ -1,5 +1,5 @@
-"""Management SQL over ``memories``: filtered listing with keyword search, bulk delete, edits,
-export/import in rowid batches, statistics, engine status.
+"""Operator queries over ``memories``: filtered listing with keyword search, bulk delete, edits,
+export/import in rowid batches, statistics, engine counts.
 
 Unlike recall (:func:`shared.store.memories.visibility_sql`), management sees every row of the
 owners it is given (session-scoped, expired, past retention): operators must be able to find and
@@ -18,7 +18,7 @@ import sqlean
 
 from shared.errors import InvalidRequest
 from shared.fts_query import index_text
-from shared.models import Memory, MemoryCategory, MemoryType
+from shared.models import Memory, MemoryCategory, MemoryChanges, MemoryType
 from shared.ranking import MEMORY_OVERHEAD_TOKENS
 from shared.store.connection import store_errors, transaction
 from shared.store.memories import COLUMNS, row_to_memory
@@ -29,7 +29,7 @@ DAY_S = 86_400.0
 
 
 class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """Which rows a management call touches. ``owners`` None = every owner (admin only);
+    """Which rows an operator query touches. ``owners`` None = every owner (admin only);
     ``match`` is an FTS5 query from :func:`shared.fts_query.build_match_query` (never raw text).
     ``user_id``/``session_id``/``type``/``category`` None = any."""
 
@@ -39,18 +39,6 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     type: str | None = None
     category: str | None = None
     match: str | None = None
-
-
-class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True):
-    """Fields an update may set; ``UNSET`` leaves a field unchanged (``expires_at`` None clears)."""
-
-    content: str | msgspec.UnsetType = msgspec.UNSET
-    type: MemoryType | msgspec.UnsetType = msgspec.UNSET
-    category: MemoryCategory | msgspec.UnsetType = msgspec.UNSET
-    key: str | msgspec.UnsetType = msgspec.UNSET
-    metadata: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
-    expires_at: float | msgspec.UnsetType | None = msgspec.UNSET
-    relevance: float | msgspec.UnsetType = msgspec.UNSET
 
 
 class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,8 +85,58 @@ def _where(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     return ("WHERE " + " AND ".join(cond)) if cond else "", params
 
 
-class ManagementStore:
-    """Management queries over one connection (the writer: edits and imports are writes)."""
+class VectorMeta(msgspec.Struct, frozen=True, kw_only=True):
+    """The active vector table: ``dim``, embedding ``signature``, ``reset_at`` (unix seconds)."""
+
+    dim: int
+    signature: str
+    reset_at: float
+
+
+class EngineCounts(msgspec.Struct, frozen=True, kw_only=True):
+    """Whole-database counts for the engine status; ``vector_meta`` None = no vector table."""
+
+    memories: int
+    pending_reindex: int
+    fts_rows: int
+    vector_meta: VectorMeta | None
+
+
+def _changed_values(old: Memory, changes: MemoryChanges, now: float) -> dict[str, Any]:
+    """The column values of ``old`` with ``changes`` applied (``UNSET`` keeps a value); a changed
+    content or key marks the row ``needs_reindex``."""
+    kept = msgspec.structs.asdict(old)
+    for name in MemoryChanges.__struct_fields__:
+        value = getattr(changes, name)
+        if value is not msgspec.UNSET:
+            kept[name] = value
+    content, key = kept["content"], kept["key"]
+    reindex = content != old.content or key != old.key or old.needs_reindex
+    return {
+        "content": content,
+        "key": key,
+        "search_text": index_text(content, key),
+        "type": kept["type"],
+        "category": kept["category"],
+        "metadata": _encoder.encode(kept["metadata"]).decode(),
+        "expires_at": kept["expires_at"],
+        "relevance": kept["relevance"],
+        "updated_at": now,
+        "needs_reindex": 1 if reindex else 0,
+    }
+
+
+def _owners_sql(owners: list[str] | None, column: str = "owner_id") -> tuple[str, list[Any]]:
+    """``WHERE`` condition restricting ``column`` to ``owners`` (None: none; empty: no row)."""
+    if owners is None:
+        return "", []
+    if not owners:
+        return "WHERE 0", []
+    return f"WHERE {column} IN ({','.join('?' * len(owners))})", list(owners)
+
+
+class MemoryAdminStore:
+    """Operator queries over one connection (the writer: edits and imports are writes)."""
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
@@ -132,21 +170,17 @@ class ManagementStore:
                 rows = await cur.fetchall()
         return [row_to_memory(r) for r in rows], int(total_row[0]) if total_row else 0
 
-    async def delete_matching(self, flt: MemoryFilter, *, dry_run: bool) -> int:
-        """Delete (or with ``dry_run`` only count) the matching memories; returns the count.
+    async def count(self, flt: MemoryFilter) -> int:
+        """How many memories match ``flt``.
 
         Raises:
             StoreError: the database failed.
         """
         where, params = _where(flt)
-        with store_errors("bulk-deleting memories"):
-            if dry_run:
-                async with self.conn.execute(
-                    f"SELECT COUNT(*) FROM memories m {where}", params
-                ) as cur:
-                    row = await cur.fetchone()
-                return int(row[0]) if row else 0
-        return len(await self.delete_matching_ids(flt))
+        with store_errors("counting memories"):
+            async with self.conn.execute(f"SELECT COUNT(*) FROM memories m {where}", params) as c:
+                row = await c.fetchone()
+        return int(row[0]) if row else 0
 
     async def delete_matching_ids(self, flt: MemoryFilter) -> list[int]:
         """Delete the matching memories in one transaction; returns their rowids, ascending
@@ -179,59 +213,39 @@ class ManagementStore:
             InvalidRequest: the new key is already used by another memory of the same owner+user.
             StoreError: the database failed.
         """
-        owner_sql = ""
-        params: list[Any] = [public_id]
-        if owners is not None:
-            owner_sql = f" AND owner_id IN ({','.join('?' * len(owners))})"
-            params.extend(owners)
+        owner_sql, owner_params = _owners_sql(owners)
+        owner_sql = owner_sql.replace("WHERE", " AND", 1)
         with store_errors("updating a memory"):
             async with transaction(self.conn):
                 async with self.conn.execute(
-                    f"SELECT {COLUMNS} FROM memories WHERE public_id = ?{owner_sql}", params
+                    f"SELECT {COLUMNS} FROM memories WHERE public_id = ?{owner_sql}",
+                    [public_id, *owner_params],
                 ) as cur:
                     row = await cur.fetchone()
                 if row is None:
                     return None
                 old = row_to_memory(row)
-                content = old.content if changes.content is msgspec.UNSET else changes.content
-                key = old.key if changes.key is msgspec.UNSET else changes.key
-                values = {
-                    "content": content,
-                    "key": key,
-                    "search_text": index_text(content, key),
-                    "type": old.type if changes.type is msgspec.UNSET else changes.type,
-                    "category": (
-                        old.category if changes.category is msgspec.UNSET else changes.category
-                    ),
-                    "metadata": _encoder.encode(
-                        old.metadata if changes.metadata is msgspec.UNSET else changes.metadata
-                    ).decode(),
-                    "expires_at": (
-                        old.expires_at
-                        if changes.expires_at is msgspec.UNSET
-                        else changes.expires_at
-                    ),
-                    "relevance": (
-                        old.relevance if changes.relevance is msgspec.UNSET else changes.relevance
-                    ),
-                    "updated_at": now,
-                    "needs_reindex": 1
-                    if (content != old.content or key != old.key or old.needs_reindex)
-                    else 0,
-                }
-                assignments = ", ".join(f"{k} = ?" for k in values)
-                try:
-                    cur = await self.conn.execute(
-                        f"UPDATE memories SET {assignments} WHERE id = ? RETURNING {COLUMNS}",
-                        [*values.values(), old.id],
-                    )
-                except sqlean.IntegrityError as exc:
-                    raise InvalidRequest(
-                        f"key '{key}' is already used by another memory of this owner and user",
-                        code="duplicate_key",
-                    ) from exc
-                new_row = await cur.fetchone()
-                await cur.close()
+                return await self._write_changes(old, _changed_values(old, changes, now))
+
+    async def _write_changes(self, old: Memory, values: dict[str, Any]) -> Memory | None:
+        """UPDATE the row of ``old`` with ``values`` (inside the caller's transaction).
+
+        Raises:
+            InvalidRequest: the new key clashes with another memory of the same owner+user.
+        """
+        assignments = ", ".join(f"{k} = ?" for k in values)
+        try:
+            cur = await self.conn.execute(
+                f"UPDATE memories SET {assignments} WHERE id = ? RETURNING {COLUMNS}",
+                [*values.values(), old.id],
+            )
+        except sqlean.IntegrityError as exc:
+            raise InvalidRequest(
+                f"key '{values['key']}' is already used by another memory of this owner and user",
+                code="duplicate_key",
+            ) from exc
+        new_row = await cur.fetchone()
+        await cur.close()
         return row_to_memory(new_row) if new_row else None
 
     async def batches(
@@ -340,55 +354,58 @@ class ManagementStore:
         Raises:
             StoreError: the database failed.
         """
+        with store_errors("reading statistics"):
+            result = await self._memory_counts(owners)
+            result.update(await self._event_counts(owners, since=now - days * DAY_S))
+        return result
+
+    async def _memory_counts(self, owners: list[str] | None) -> dict[str, Any]:
+        """``by_type``, ``by_category``, ``total``, ``tokens_stored``, ``pending_reindex``."""
         where, params = _where(MemoryFilter(owners=owners))
         result: dict[str, Any] = {}
-        with store_errors("reading statistics"):
-            for column in ("type", "category"):
-                async with self.conn.execute(
-                    f"SELECT m.{column}, COUNT(*) FROM memories m {where} GROUP BY m.{column}",
-                    params,
-                ) as cur:
-                    result[f"by_{column}"] = {str(r[0]): int(r[1]) for r in await cur.fetchall()}
+        for column in ("type", "category"):
             async with self.conn.execute(
-                "SELECT COUNT(*), COALESCE(SUM((length(CAST(m.content AS BLOB)) + 3) / 4), 0), "
-                f"COALESCE(SUM(m.needs_reindex), 0) FROM memories m {where}",
+                f"SELECT m.{column}, COUNT(*) FROM memories m {where} GROUP BY m.{column}",
                 params,
             ) as cur:
-                row = await cur.fetchone()
-            total, tokens, pending = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
-            ev_where = ""
-            ev_params: list[Any] = []
-            if owners is not None:
-                ev_where = (
-                    f"WHERE owner_id IN ({','.join('?' * len(owners))})" if owners else ("WHERE 0")
-                )
-                ev_params = list(owners)
-            async with self.conn.execute(
-                f"SELECT kind, SUM(count) FROM memory_events {ev_where} GROUP BY kind", ev_params
-            ) as cur:
-                events = {str(r[0]): int(r[1]) for r in await cur.fetchall()}
-            since = now - days * DAY_S
-            joiner = " AND " if ev_where else "WHERE "
-            async with self.conn.execute(
-                "SELECT date(created_at, 'unixepoch') AS day, kind, SUM(count) FROM memory_events "
-                f"{ev_where}{joiner}created_at >= ? GROUP BY day, kind ORDER BY day",
-                [*ev_params, since],
-            ) as cur:
-                daily: dict[str, dict[str, int]] = {}
-                for r in await cur.fetchall():
-                    daily.setdefault(str(r[0]), {})[str(r[1])] = int(r[2])
+                result[f"by_{column}"] = {str(r[0]): int(r[1]) for r in await cur.fetchall()}
+        async with self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM((length(CAST(m.content AS BLOB)) + 3) / 4), 0), "
+            f"COALESCE(SUM(m.needs_reindex), 0) FROM memories m {where}",
+            params,
+        ) as cur:
+            row = await cur.fetchone()
+        total, tokens, pending = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
         result.update(
             total=total,
             tokens_stored=tokens + MEMORY_OVERHEAD_TOKENS * total,
             pending_reindex=pending,
-            events=events,
-            events_by_day=[{"day": d, **kinds} for d, kinds in daily.items()],
         )
         return result
 
-    async def engine_counts(self) -> dict[str, Any]:
-        """Whole-database counts for engine status: ``memories``, ``pending_reindex``,
-        ``fts_rows`` and the active vector meta (``dim``, ``signature``, ``reset_at``) or None.
+    async def _event_counts(self, owners: list[str] | None, *, since: float) -> dict[str, Any]:
+        """``events`` totals by kind and ``events_by_day`` sums since ``since`` (unix seconds)."""
+        ev_where, ev_params = _owners_sql(owners)
+        async with self.conn.execute(
+            f"SELECT kind, SUM(count) FROM memory_events {ev_where} GROUP BY kind", ev_params
+        ) as cur:
+            events = {str(r[0]): int(r[1]) for r in await cur.fetchall()}
+        joiner = " AND " if ev_where else "WHERE "
+        async with self.conn.execute(
+            "SELECT date(created_at, 'unixepoch') AS day, kind, SUM(count) FROM memory_events "
+            f"{ev_where}{joiner}created_at >= ? GROUP BY day, kind ORDER BY day",
+            [*ev_params, since],
+        ) as cur:
+            daily: dict[str, dict[str, int]] = {}
+            for r in await cur.fetchall():
+                daily.setdefault(str(r[0]), {})[str(r[1])] = int(r[2])
+        return {
+            "events": events,
+            "events_by_day": [{"day": d, **kinds} for d, kinds in daily.items()],
+        }
+
+    async def engine_counts(self) -> EngineCounts:
+        """Whole-database counts for the engine status.
 
         Raises:
             StoreError: the database failed.
@@ -404,13 +421,13 @@ class ManagementStore:
                 "SELECT dim, signature, reset_at FROM memory_vec_meta WHERE id = 1"
             ) as cur:
                 meta = await cur.fetchone()
-        return {
-            "memories": int(row[0]) if row else 0,
-            "pending_reindex": int(row[1]) if row else 0,
-            "fts_rows": int(fts[0]) if fts else 0,
-            "vector_meta": (
-                {"dim": int(meta[0]), "signature": str(meta[1]), "reset_at": float(meta[2])}
+        return EngineCounts(
+            memories=int(row[0]) if row else 0,
+            pending_reindex=int(row[1]) if row else 0,
+            fts_rows=int(fts[0]) if fts else 0,
+            vector_meta=(
+                VectorMeta(dim=int(meta[0]), signature=str(meta[1]), reset_at=float(meta[2]))
                 if meta
                 else None
             ),
-        }
+        )

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import msgspec
 
-from shared.vectors.base import VectorIndex, VectorRecord
+from shared.vector_index.base import VectorIndex, VectorRecord
 
 
 class BackfillProgress(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,10 +1,11 @@
 """Lifecycle SQL: persisted progress, bounded scans, evictions, capacity, relevance decay.
 
-All SQL of the memory lifecycle (issue 7) lives here. Deleting a memory row removes its FTS5 row
-through the ``memories_fts_delete`` trigger (migration 0001); if the sqlite-vec table
-``vec_memories`` exists, its rows are deleted explicitly in the same transaction (harmless if the
-vector tier's own delete trigger already removed them). Qdrant is not reachable from SQL: callers
-pass the deleted rowids to a hook (see :mod:`shared.lifecycle.sweep`).
+All SQL of the memory lifecycle lives here: the store layer of the same concept as the
+:mod:`shared.lifecycle` package (the decisions), see "Job kinds" in ``docs/ARCHITECTURE.md``.
+Deleting a memory row removes its FTS5 row through the ``memories_fts_delete`` trigger (migration
+0001); if the sqlite-vec table ``vec_memories`` exists, its rows are deleted explicitly in the same
+transaction (harmless if the vector tier's own delete trigger already removed them). Qdrant is not
+reachable from SQL: callers pass the deleted rowids to a hook (see :mod:`shared.lifecycle.sweep`).
 """
 
 from __future__ import annotations
