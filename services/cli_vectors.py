@@ -40,8 +40,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 @asynccontextmanager
 async def qdrant_deletion_hook(settings: Settings, store: Store) -> AsyncIterator[OnDeleted | None]:
-    """For the lifecycle commands (``sweep``, ``summarize``): the ``on_deleted`` hook that
-    removes deleted memories' points from Qdrant, or None when Qdrant is not the vector tier.
+    """For the lifecycle commands (``sweep``, ``summarize``).
+
+    The ``on_deleted`` hook that removes deleted memories' points from Qdrant, or None when Qdrant
+    is not the vector tier.
 
     A Qdrant failure parks ``vector_delete`` jobs in the SQLite outbox (the gateway or worker
     relays them to Redis and a worker retries them). The Qdrant client is closed on exit.

@@ -1,5 +1,8 @@
-"""What the memory engine is running now (``GET /api/engine``): keyword tier, embedding source,
-vector tier, Qdrant configuration and pending reindex count, as one :class:`EngineStatus`."""
+"""What the memory engine is running now (``GET /api/engine``).
+
+Keyword tier, embedding source, vector tier, Qdrant configuration and pending reindex count, as one
+:class:`EngineStatus`.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from shared.store.memories.admin import EngineCounts
 
 #: The FTS5 tokenizer of ``memory_fts`` (migration 0001).
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: An embedding signature is ``source:model:dim[:int8]``: at least two colons.
+SIGNATURE_MIN_COLONS = 2
 
 
 class KeywordStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -23,8 +28,11 @@ class KeywordStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class EmbeddingStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """The embedding in use (``source``, ``model``, ``dim``), the configured source and the
-    vector table's ``signature`` (``source:model:dim[:int8]``, null before it is built)."""
+    """The embedding in use (``source``, ``model``, ``dim``).
+
+    The configured source and the vector table's ``signature`` (``source:model:dim[:int8]``, null
+    before it is built).
+    """
 
     source: str
     model: str
@@ -34,8 +42,7 @@ class EmbeddingStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class VectorStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """The vector tier: ``status`` ready|not_built, ``reset_at`` unix seconds of the last
-    rebuild."""
+    """The vector tier: ``status`` ready|not_built, ``reset_at`` of the last rebuild (unix s)."""
 
     tier: str
     quantization: str
@@ -52,9 +59,12 @@ class QdrantStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class EngineStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """The whole engine status. ``health`` is the vector engine's own report (``embedding``,
-    ``sqlite_vec``, ``qdrant`` statuses) or null; whole-database counts (``memories``,
-    ``pending_reindex``) are null for a client key."""
+    """The whole engine status.
+
+    ``health`` is the vector engine's own report (``embedding``, ``sqlite_vec``, ``qdrant``
+    statuses) or null; whole-database counts (``memories``, ``pending_reindex``) are null for a
+    client key.
+    """
 
     keyword: KeywordStatus
     embedding: EmbeddingStatus
@@ -69,11 +79,16 @@ class EngineStatus(msgspec.Struct, frozen=True, kw_only=True):
 def _embedding_status(
     settings: Settings, counts: EngineCounts, health: dict[str, str] | None
 ) -> EmbeddingStatus:
-    """The embedding actually in use: ``source:model:dim[:int8]`` from the engine's health
-    report, else from the vector table metadata, else the configured values."""
+    """The embedding actually in use.
+
+    ``source:model:dim[:int8]`` from the engine's health report, else from the vector table
+    metadata, else the configured values.
+    """
     meta = counts.vector_meta
     signature = (health or {}).get("embedding") or (meta.signature if meta else None)
-    parts = signature.split(":") if signature and signature.count(":") >= 2 else None
+    parts = (
+        signature.split(":") if signature and signature.count(":") >= SIGNATURE_MIN_COLONS else None
+    )
     return EmbeddingStatus(
         source=parts[0] if parts else settings.embedding_source,
         model=parts[1] if parts else settings.embedding_model,

@@ -1,5 +1,6 @@
-"""JSON Lines export and import of memories (``GET /api/memory/export``,
-``POST /api/memory/import``).
+"""JSON Lines export and import of memories.
+
+(``GET /api/memory/export``, ``POST /api/memory/import``).
 
 One line is one :class:`~shared.store.memories.admin.ImportRow`: the public id, the owner and
 every field but the rowid and ``needs_reindex``. Import is idempotent on the public id and keeps

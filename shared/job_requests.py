@@ -1,5 +1,7 @@
-"""Operator requests for background jobs: ``reindex`` and ``summarize``
-(``POST /api/reindex``, ``POST /api/summarize``)."""
+"""Operator requests for background jobs.
+
+``reindex`` and ``summarize`` (``POST /api/reindex``, ``POST /api/summarize``).
+"""
 
 from __future__ import annotations
 

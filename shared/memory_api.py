@@ -48,7 +48,8 @@ class MemoryPage(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ExportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Export filters: ``owner_id`` narrows (admin: any owner; client: itself or ``global``);
+    """Export filters: ``owner_id`` narrows (admin: any owner; client: itself or ``global``).
+
     ``q`` is free text matched with FTS5.
 
     An export streams every matching memory in rowid order: it takes no ``limit`` or ``offset``
@@ -114,8 +115,11 @@ class SearchPreview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
-    """One ranked memory: final ``score``, ``tier`` that found it, estimated ``tokens``, and the
-    per-leg scores (null when that leg did not run)."""
+    """One ranked memory.
+
+    Final ``score``, ``tier`` that found it, estimated ``tokens``, and the per-leg scores (null when
+    that leg did not run).
+    """
 
     rank: int
     score: float | None
@@ -127,8 +131,10 @@ class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PreviewResult(msgspec.Struct, frozen=True, kw_only=True):
-    """Search preview: ``items`` best first, ``tier`` used, ``degraded`` reason, tokens used of
-    ``budget``, ``strategy`` and the resolution (embedding source, vector tier)."""
+    """Search preview: ``items`` best first, ``tier`` used, ``degraded`` reason.
+
+    Tokens used of ``budget``, ``strategy`` and the resolution (embedding source, vector tier).
+    """
 
     items: list[PreviewItem]
     tier: str
@@ -159,8 +165,10 @@ class ReindexRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
 
 class SummarizeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Summarize episodic memories older than ``older_than_days`` (> 0) of ONE owner (the admin
-    must name it; a client is itself)."""
+    """Summarize episodic memories older than ``older_than_days`` (> 0) of ONE owner.
+
+    (the admin must name it; a client is itself).
+    """
 
     owner_id: str | None = None
     user_id: str | None = None

@@ -53,8 +53,10 @@ class BulkDeleteResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def match_query(q: str | None) -> str | None:
-    """The FTS5 query for free text ``q`` (None: no text filter); a text with no searchable term
-    matches nothing rather than everything."""
+    """The FTS5 query for free text ``q`` (None: no text filter).
+
+    A text with no searchable term matches nothing rather than everything.
+    """
     if q is None or not q.strip():
         return None
     return build_match_query(q) or '""'

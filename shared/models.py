@@ -25,8 +25,10 @@ GLOBAL_OWNER = "global"
 
 
 class MemoryFields(msgspec.Struct, frozen=True, kw_only=True):
-    """The fields every view of a stored memory shares. Times are unix seconds; ``user_id`` ``""``
-    means owner-wide; a non-null ``session_id`` makes the memory visible only inside that session.
+    """The fields every view of a stored memory shares.
+
+    Times are unix seconds; ``user_id`` ``""`` means owner-wide; a non-null ``session_id`` makes the
+    memory visible only inside that session.
 
     :class:`Memory` adds the store's identifiers; the API view
     (:class:`shared.memory_api.MemoryView`) adds only the public id.
@@ -51,17 +53,21 @@ class MemoryFields(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Memory(MemoryFields, frozen=True, kw_only=True):
-    """One stored memory: ``id`` is the integer rowid (FTS5 and vec0 join on it); ``public_id``
-    is what APIs expose."""
+    """One stored memory: ``id`` is the integer rowid (FTS5 and vec0 join on it).
+
+    ``public_id`` is what APIs expose.
+    """
 
     id: int
     public_id: str
 
 
 class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Fields an edit may set (``PATCH /api/memory/{id}``, the MCP ``update`` tool, the store's
-    update): absent (``UNSET``) = unchanged; ``expires_at`` null = never expires; ``metadata``
-    replaces the whole object."""
+    """Fields an edit may set.
+
+    (``PATCH /api/memory/{id}``, the MCP ``update`` tool, the store's update): absent (``UNSET``) =
+    unchanged; ``expires_at`` null = never expires; ``metadata`` replaces the whole object.
+    """
 
     content: str | msgspec.UnsetType = msgspec.UNSET
     type: MemoryType | msgspec.UnsetType = msgspec.UNSET
@@ -73,9 +79,11 @@ class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class MemoryInput(msgspec.Struct, frozen=True, kw_only=True):
-    """The fields a writer gives a new memory (times are unix seconds; ``expires_at`` None:
-    never expires). :class:`NewMemory` adds the owner and the source; the API's
-    :class:`shared.memory_api.MemoryCreate` adds an optional owner."""
+    """The fields a writer gives a new memory.
+
+    (times are unix seconds; ``expires_at`` None: never expires). :class:`NewMemory` adds the owner
+    and the source; the API's :class:`shared.memory_api.MemoryCreate` adds an optional owner.
+    """
 
     content: str
     user_id: str = ""

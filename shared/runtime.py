@@ -1,5 +1,7 @@
-"""The composition root: one :class:`Runtime` built from settings for the gateway, the worker and
-the CLI (see "Shape" in ``docs/ARCHITECTURE.md``).
+"""The composition root.
+
+One :class:`Runtime` built from settings for the gateway, the worker and the CLI (see "Shape" in
+``docs/ARCHITECTURE.md``).
 
 Everything a process shares is built here, in dependency order, and is complete when built:
 store → live settings (one immutable snapshot, replaced on refresh) → background HTTP client →
@@ -67,14 +69,20 @@ class Runtime:
 
 
 async def in_process_queue(store: Store, run: Runner) -> JobQueue:
-    """Queue factory of embedded mode and the CLI: jobs run as tasks of this process, recorded
-    in the SQLite outbox until they finish (recovered at the next start if interrupted)."""
+    """Queue factory of embedded mode and the CLI.
+
+    Jobs run as tasks of this process, recorded in the SQLite outbox until they finish (recovered at
+    the next start if interrupted).
+    """
     return InProcessQueue(run, store.outbox)
 
 
 async def _load_overrides(live: RuntimeSettings) -> None:
-    """Apply the stored runtime overrides now; if the row cannot be read (e.g. a database not
-    migrated yet), the environment settings serve until a later refresh succeeds."""
+    """Apply the stored runtime overrides now.
+
+    If the row cannot be read (e.g. a database not migrated yet), the environment settings serve
+    until a later refresh succeeds.
+    """
     try:
         await live.refresh(force=True)
     except StoreError:

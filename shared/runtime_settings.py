@@ -211,8 +211,9 @@ def snapshot_of(
     updated_at: float | None = None,
     previous: SettingsSnapshot | None = None,
 ) -> SettingsSnapshot:
-    """A snapshot of ``settings``; the detector of ``previous`` is reused when the patterns did
-    not change.
+    """A snapshot of ``settings``.
+
+    The detector of ``previous`` is reused when the patterns did not change.
 
     Raises:
         ConfigurationError: invalid ``sensitive_custom_patterns``.
@@ -333,8 +334,10 @@ class RuntimeSettings:
         raise StoreError("settings changed concurrently; retry the update")
 
     def view(self) -> dict[str, Any]:
-        """JSON-ready view: ``version``, ``updated_at``, masked ``settings`` and ``overrides``,
-        the ``immutable`` and ``secret`` field names, and ``refresh_s`` (the propagation bound)."""
+        """JSON-ready view: ``version``, ``updated_at``, masked ``settings`` and ``overrides``.
+
+        The ``immutable`` and ``secret`` field names, and ``refresh_s`` (the propagation bound).
+        """
         snapshot = self.snapshot
         return {
             "version": snapshot.version,

@@ -1,5 +1,7 @@
-"""Search preview: what recall would inject for a query, with the ranking shown
-(``POST /api/memory/search-preview``, the MCP ``memory_search`` tool)."""
+"""Search preview: what recall would inject for a query.
+
+With the ranking shown (``POST /api/memory/search-preview``, the MCP ``memory_search`` tool).
+"""
 
 from __future__ import annotations
 
@@ -74,8 +76,9 @@ def preview_items(result: RecallResult) -> list[PreviewItem]:
 async def search_preview(
     store: Store, settings: Settings, p: Principal, body: SearchPreview, now: float
 ) -> PreviewResult:
-    """Run the recall code path (:func:`shared.retrieval.recall`) for ``body``; read-only (no
-    access is recorded).
+    """Run the recall code path (:func:`shared.retrieval.recall`) for ``body``.
+
+    Read-only (no access is recorded).
 
     Raises:
         InvalidRequest: admin without ``owner_id``, or ``budget`` outside 0..8000.

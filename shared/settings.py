@@ -22,6 +22,10 @@ import msgspec
 from shared.errors import ConfigurationError
 
 ENV_PREFIX = "MNEMOGATE_"
+#: Largest memory block, in tokens (also the search-preview budget bound).
+MAX_RECALL_TOKENS = 8000
+#: Most user turns one learn job reads.
+MAX_LEARN_TURNS = 100
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -133,7 +137,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise ConfigurationError("max_body_bytes must be positive")
-        if not 0 <= self.recall_max_tokens <= 8000:
+        if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
@@ -143,7 +147,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("rrf_k must be positive")
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
-        if not 1 <= self.learn_max_turns <= 100:
+        if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlean  # type: ignore[import-untyped]
-import sqlite_vec  # type: ignore[import-untyped]
+import sqlean
+import sqlite_vec
 
 from shared.models import NewMemory
 from shared.store import Store

@@ -55,7 +55,7 @@ JOB_TIMEOUT_MARGIN_S = 2.0
 
 
 def arq_job_timeout_s(settings: Settings) -> float:
-    """arq's timeout for every function and cron job: ``job_timeout_s`` + 2 s, in seconds."""
+    """Arq's timeout for every function and cron job: ``job_timeout_s`` + 2 s, in seconds."""
     return settings.job_timeout_s + JOB_TIMEOUT_MARGIN_S
 
 
@@ -208,6 +208,8 @@ LIFECYCLE_CRON_JOBS = [
 #: Seconds between restarts of a worker that lost Redis: 1, 2, 4 … capped at 30, back to 1
 #: after a run that lasted a minute.
 RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+#: A run that lasted this long (seconds) resets the restart backoff.
+HEALTHY_RUN_S = 60.0
 
 
 def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> int:
@@ -235,7 +237,7 @@ def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> i
             if burst:
                 log.error("redis unreachable, burst run stopped: %s", exc)
                 return 1
-            if time.monotonic() - started > 60:
+            if time.monotonic() - started > HEALTHY_RUN_S:
                 attempt = 0
             delay = RESTART_BACKOFF_S[min(attempt, len(RESTART_BACKOFF_S) - 1)]
             attempt += 1
@@ -257,8 +259,10 @@ def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float) -> 
 
 
 def build_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> Worker:
-    """An arq :class:`Worker` for ``settings`` on the arq queue ``queue_name`` (see
-    :func:`~shared.jobs.queue.resolve_queue_name`); ``burst``: drain the queue, then exit."""
+    """An arq :class:`Worker` for ``settings`` on the arq queue ``queue_name``.
+
+    (see :func:`~shared.jobs.queue.resolve_queue_name`); ``burst``: drain the queue, then exit.
+    """
     if not settings.redis_url:
         raise SystemExit(
             "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"

@@ -56,8 +56,10 @@ REDIS_SOCKET_TIMEOUT_S = 2.0
 
 
 def arq_pool(redis_url: str, queue_name: str) -> ArqRedis:
-    """A lazily-connecting arq Redis pool (no ping at start: the gateway starts without Redis)
-    that enqueues into ``queue_name``."""
+    """A lazily-connecting arq Redis pool.
+
+    (no ping at start: the gateway starts without Redis) that enqueues into ``queue_name``.
+    """
     pool = ConnectionPool.from_url(
         redis_url,
         socket_connect_timeout=REDIS_SOCKET_TIMEOUT_S,
@@ -87,8 +89,11 @@ DECAY_INTERVAL_S = 86_400.0
 
 
 async def _lifecycle_loop(queue: JobQueue) -> None:
-    """Embedded mode's stand-in for the worker's cron: a sweep every hour and a relevance decay
-    every day, as in-process jobs (their progress is persisted, so restarts lose nothing)."""
+    """Embedded mode's stand-in for the worker's cron.
+
+    A sweep every hour and a relevance decay every day, as in-process jobs (their progress is
+    persisted, so restarts lose nothing).
+    """
     since_decay = 0.0
     while True:
         await asyncio.sleep(SWEEP_INTERVAL_S)
@@ -104,9 +109,11 @@ async def _lifecycle_loop(queue: JobQueue) -> None:
 
 
 async def _warm_up(runtime: Runtime, embedded: bool) -> None:
-    """Load the embedding model; in embedded mode also check the vector table against the
-    embedding signature and start a reindex when it had to be rebuilt or memories still wait
-    for vectors (workers do this in worker mode)."""
+    """Load the embedding model.
+
+    In embedded mode also check the vector table against the embedding signature and start a reindex
+    when it had to be rebuilt or memories still wait for vectors (workers do this in worker mode).
+    """
     await runtime.engine.warm_up()
     if embedded:
         try:
@@ -136,8 +143,11 @@ def _queue_factory(settings: Settings) -> QueueFactory:
 
 
 def _background_tasks(runtime: Runtime, access: AccessBatcher) -> list[asyncio.Task[None]]:
-    """The lifespan's loops: access flushing, warm-up, and per mode the outbox relay (arq) or
-    crash recovery and the lifecycle schedule (embedded)."""
+    """The lifespan's loops.
+
+    Access flushing, warm-up, and per mode the outbox relay (arq) or crash recovery and the
+    lifecycle schedule (embedded).
+    """
     settings, queue = runtime.settings, runtime.queue
     tasks = [
         asyncio.create_task(access.run()),

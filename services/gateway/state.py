@@ -19,9 +19,11 @@ from shared.store import Store
 
 @dataclass(frozen=True)
 class GatewayState:
-    """Everything a request handler needs: the process :class:`~shared.runtime.Runtime`, the
-    upstream session of the proxy and the access batcher. Settings are read from the runtime's
-    current snapshot (never copied here)."""
+    """Everything a request handler needs.
+
+    The process :class:`~shared.runtime.Runtime`, the upstream session of the proxy and the access
+    batcher. Settings are read from the runtime's current snapshot (never copied here).
+    """
 
     runtime: Runtime
     upstream: aiohttp.ClientSession
@@ -53,8 +55,10 @@ class GatewayState:
         return self.runtime.providers
 
     def redactor(self) -> Callable[[str], str] | None:
-        """The sensitive-content redaction for memories written through the API/MCP, or None
-        when ``sensitive_filter`` is off."""
+        """The sensitive-content redaction for memories written through the API/MCP.
+
+        Or None when ``sensitive_filter`` is off.
+        """
         snapshot = self.runtime.live.snapshot
         return snapshot.detector.redact if snapshot.settings.sensitive_filter else None
 

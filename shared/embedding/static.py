@@ -43,6 +43,9 @@ from shared.embedding.onnx_minilm import (
 )
 from shared.errors import ConfigurationError, EmbeddingError
 
+#: Rank of a table of vectors (rows × dimensions).
+MATRIX_NDIM = 2
+
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
@@ -188,7 +191,7 @@ class StaticEmbeddingSource(EmbeddingSource):
     min_similarity = 0.5
 
     def __init__(self, table: npt.NDArray[np.float32], tokenizer: Tokenizer, model: str) -> None:
-        if table.ndim != 2 or table.shape[0] != tokenizer.get_vocab_size():
+        if table.ndim != MATRIX_NDIM or table.shape[0] != tokenizer.get_vocab_size():
             raise EmbeddingError(
                 "static table does not match its tokenizer", code="static_table_invalid"
             )
@@ -250,8 +253,11 @@ class StaticEmbeddingSource(EmbeddingSource):
         return l2_normalize(out)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """See :meth:`EmbeddingSource.embed`. Small batches (< 4096 characters in all) run inline;
-        larger ones in a worker thread. A text with no known word piece gives a zero row."""
+        """See :meth:`EmbeddingSource.embed`.
+
+        Small batches (< 4096 characters in all) run inline; larger ones in a worker thread. A text
+        with no known word piece gives a zero row.
+        """
         if sum(len(t) for t in texts) < INLINE_MAX_CHARS:
             return self.embed_sync(texts)
         return await asyncio.to_thread(self.embed_sync, list(texts))

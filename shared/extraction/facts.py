@@ -188,7 +188,7 @@ def _base_verb(verb: str) -> str:
     lower = verb.lower()
     if lower in _IRREGULAR_BASE:
         return _IRREGULAR_BASE[lower]
-    if lower.endswith("ies") and len(lower) > 3:
+    if lower.endswith("ies") and len(lower) > len("ies"):
         return verb[:-3] + "y"
     if lower.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
         return verb[:-2]

@@ -43,6 +43,12 @@ __all__ = ["MAX_INPUT_CHARS", "MAX_OBJECT_CHARS", "extract_facts", "is_do_not_re
 MAX_OBJECT_CHARS = 200
 #: Only the first this-many characters of a message are examined (pastes beyond are not facts).
 MAX_INPUT_CHARS = 20_000
+#: A quoted span of this many words or more is a clause someone said, not a name: blanked.
+CLAUSE_MIN_WORDS = 3
+#: Most words a person or place name is taken to have ("Mary Ann de la Cruz" stops at four).
+MAX_NAME_TOKENS = 4
+#: Most words of a job title ("senior backend engineer at a bank" is cut before "at").
+MAX_OBJECT_WORDS = 5
 
 _I = re.IGNORECASE
 _WS_RE = re.compile(r"\s+")
@@ -115,7 +121,7 @@ def _blank(match: re.Match[str]) -> str:
 
 def _blank_quote(match: re.Match[str]) -> str:
     inner = match.group()[1:-1]
-    if len(inner.split()) >= 3 or _FIRST_PERSON_RE.search(inner):
+    if len(inner.split()) >= CLAUSE_MIN_WORDS or _FIRST_PERSON_RE.search(inner):
         return " " * len(match.group())
     return match.group()
 
@@ -266,7 +272,7 @@ def _name(raw: str, *, lenient_first: bool, lowercase_ok: bool) -> str | None:
         elif not (capital or lower in _PARTICLES):
             break
         tokens.append(word)
-        if len(tokens) == 4 or (tok != word and tok.rstrip("'\")]") != word):
+        if len(tokens) == MAX_NAME_TOKENS or (tok != word and tok.rstrip("'\")]") != word):
             break
     return " ".join(tokens) or None
 
@@ -520,7 +526,7 @@ def _b_origin(c: _Ctx) -> ExtractedFact | None:
 
 def _job_phrase(raw: str) -> str | None:
     obj = _clean_object(_JOB_CUT_RE.sub("", raw))
-    if obj is None or len(obj.split()) > 5:
+    if obj is None or len(obj.split()) > MAX_OBJECT_WORDS:
         return None
     return obj
 

@@ -1,5 +1,7 @@
-"""Job names and payloads, declared in one place. Payloads are msgspec structs encoded as
-MessagePack (never pickle); every job takes exactly one encoded payload.
+"""Job names and payloads, declared in one place.
+
+Payloads are msgspec structs encoded as MessagePack (never pickle); every job takes exactly one
+encoded payload.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class JobQueue(Protocol):
 
 
 def job_serializer(job: dict[str, Any]) -> bytes:
-    """arq job envelope → MessagePack (replaces arq's default pickle)."""
+    """Arq job envelope → MessagePack (replaces arq's default pickle)."""
     return msgspec.msgpack.encode(job)
 
 

@@ -55,6 +55,11 @@ SOURCES_PER_SUMMARY = 50
 MAX_SUMMARY_SENTENCES = 8
 COMPRESSION_DIVISOR = 3
 NEAR_DUPLICATE_JACCARD = 0.7
+#: First code point of the CJK radicals block (U+2E80): runs from here on are scripts written
+#: without spaces, indexed as character bigrams.
+CJK_START = 0x2E80
+#: Fewest memories worth condensing into one summary.
+MIN_GROUP = 2
 METHOD = "extractive-sumbasic"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\s*\n+\s*")
@@ -85,8 +90,11 @@ class GroupSummary(msgspec.Struct, kw_only=True):
 
 
 class SummarizeReport(msgspec.Struct, kw_only=True):
-    """Totals of one summarize run: groups (owner/user/session) visited, memories condensed,
-    summaries written (or proposed), tokens before/after/saved (estimates)."""
+    """Totals of one summarize run.
+
+    Groups (owner/user/session) visited, memories condensed, summaries written (or proposed), tokens
+    before/after/saved (estimates).
+    """
 
     dry_run: bool
     groups: int = 0
@@ -102,8 +110,11 @@ class SummarizeReport(msgspec.Struct, kw_only=True):
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (stripped, non-empty). Boundaries: ``. ! ?`` + whitespace, ``。！？``,
-    line breaks. Language-neutral; never splits inside ``Next.js`` or ``3.14``."""
+    """Sentences of ``text`` (stripped, non-empty).
+
+    Boundaries: ``. ! ?`` + whitespace, ``。！？``, line breaks. Language-neutral; never splits
+    inside ``Next.js`` or ``3.14``.
+    """
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
@@ -111,7 +122,7 @@ def terms(sentence: str) -> list[str]:
     """Case-folded terms of ``sentence``: letter/digit runs, CJK runs as character bigrams."""
     out: list[str] = []
     for run in _TERM.findall(sentence.casefold()):
-        if any(ord(ch) >= 0x2E80 for ch in run):
+        if any(ord(ch) >= CJK_START for ch in run):
             out.extend(cjk_bigrams(run))
         else:
             out.append(run)
@@ -164,8 +175,11 @@ def summary_sentence_budget(n_sentences: int) -> int:
 
 
 def build_summary(rows: Sequence[LifecycleRow]) -> str:
-    """Summary text of ``rows`` (oldest first): chosen sentences, one per line, each prefixed with
-    its memory's UTC date ``YYYY-MM-DD``. Empty if no row has a sentence with terms."""
+    """Summary text of ``rows`` (oldest first).
+
+    Chosen sentences, one per line, each prefixed with its memory's UTC date ``YYYY-MM-DD``. Empty
+    if no row has a sentence with terms.
+    """
     sentences: list[tuple[str, float]] = []
     for row in rows:
         sentences.extend((s, row.created_at) for s in split_sentences(row.content))
@@ -233,13 +247,13 @@ async def summarize(
                 after=after,
                 limit=SOURCES_PER_SUMMARY,
             )
-            if len(rows) < 2:
+            if len(rows) < MIN_GROUP:
                 break
             after = (rows[-1].created_at, rows[-1].id)
             # Memories already past their typed-decay deadline are invisible to recall and wait
             # for the sweep: summarizing them would bring them back.
             live = [r for r in rows if eviction_reason(r, retention, now) is None]
-            if len(live) < 2:
+            if len(live) < MIN_GROUP:
                 continue
             made = await _summarize_chunk(store, live, now, dry_run, on_deleted)
             if made is None:

@@ -148,14 +148,9 @@ async def sweep(
             continue
         report.scanned += len(rows)
         cursor = rows[-1].id
-        items: list[tuple[LifecycleRow, EvictionReason]] = []
-        for row in rows:
-            reason = eviction_reason(row, retention, now)
-            if reason is not None:
-                items.append((row, reason))
+        items = [(row, reason) for row in rows if (reason := eviction_reason(row, retention, now))]
         if dry_run:
-            for row, _reason in items:
-                would_go[row.id] = (row.owner_id, row.user_id)
+            would_go.update((row.id, (row.owner_id, row.user_id)) for row, _ in items)
             await _after_delete(report, items, [r.id for r, _ in items], None, listener)
         else:
             deleted = await lc.evict(items, now, state=(SWEEP_CURSOR, str(cursor)))

@@ -23,9 +23,11 @@ __all__ = ["Retention", "Store"]
 
 
 class Store:
-    """Open database with its table stores: ``memories`` (reads), ``writes`` (memory writes),
-    ``admin`` (operator queries over memories), ``lifecycle`` (sweep, decay, summaries),
-    ``keys``, ``outbox``, ``events``, ``cursors``, ``settings``, ``identity``.
+    """Open database with its table stores.
+
+    ``memories`` (reads), ``writes`` (memory writes), ``admin`` (operator queries over memories),
+    ``lifecycle`` (sweep, decay, summaries), ``keys``, ``outbox``, ``events``, ``cursors``,
+    ``settings``, ``identity``.
 
     ``memories`` uses the reader connection (recall, listing); ``writes`` uses the writer one.
     """

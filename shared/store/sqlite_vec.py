@@ -32,6 +32,9 @@ from shared.store.connection import store_errors, transaction
 from shared.store.memories import MemoryStore, Retention, visibility_sql
 from shared.vector_index.base import VectorHit, VectorRecord
 
+#: Vectors with a smaller L2 norm have no direction (cosine undefined) and are not stored.
+MIN_NORM = 1e-6
+
 TABLE = "vec_memories"
 OVERSAMPLE = 3
 META_TTL_S = 2.0
@@ -92,8 +95,11 @@ class SqliteVecIndex:
 
     # ---- metadata --------------------------------------------------------------------------
     async def meta(self, *, refresh: bool = False) -> VecMeta | None:
-        """The current table metadata, cached for :data:`META_TTL_S` seconds (another process
-        may rebuild the table); ``refresh`` re-reads it now."""
+        """The current table metadata.
+
+        Cached for :data:`META_TTL_S` seconds (another process may rebuild the table); ``refresh``
+        re-reads it now.
+        """
         fresh = time.monotonic() - self._meta_read_at < META_TTL_S
         if self._meta is not None and fresh and not refresh:
             return self._meta
@@ -201,7 +207,7 @@ class SqliteVecIndex:
         mat = np.asarray([r.vector for r in records], dtype=np.float32)
         # A zero vector (a text with no known word piece) has no direction: cosine distance to
         # it is NULL. Such memories get no vector (an older one is removed); keyword finds them.
-        usable = np.linalg.norm(mat, axis=1) > 1e-6
+        usable = np.linalg.norm(mat, axis=1) > MIN_NORM
         if not usable.all():
             await self.delete(
                 [r.memory_id for r, ok in zip(records, usable, strict=True) if not ok]
@@ -250,7 +256,7 @@ class SqliteVecIndex:
         meta = await self.meta()
         if meta is None:
             raise VectorIndexError("no vector table yet", code="vector_index_missing")
-        if float(np.linalg.norm(vector)) <= 1e-6:
+        if float(np.linalg.norm(vector)) <= MIN_NORM:
             return []  # a query with no known word piece has no neighbours
         blob = self._encode(vector, meta.int8_scale)
         owners = [scope.owner_id]

@@ -42,6 +42,7 @@ import asyncio
 import math
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Any, Literal
 
 import grpc  # a qdrant-client dependency; only its gRPC transport raises grpc.RpcError
@@ -55,6 +56,9 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
 from shared.vector_index.base import VectorHit, VectorRecord
+
+#: Client errors that are worth retrying: request timeout and rate limiting.
+RETRYABLE_4XX = (HTTPStatus.REQUEST_TIMEOUT, HTTPStatus.TOO_MANY_REQUESTS)
 
 QdrantQuantization = Literal["float32", "int8"]
 
@@ -86,9 +90,13 @@ def _base_signature(signature: str) -> str:
 def _status_code(status: int | None) -> str:
     if status in (401, 403):
         return "qdrant_unauthorized"
-    if status == 404:
+    if status == HTTPStatus.NOT_FOUND:
         return "qdrant_collection_missing"
-    if status is not None and 400 <= status < 500 and status not in (408, 429):
+    if (
+        status is not None
+        and HTTPStatus.BAD_REQUEST <= status < HTTPStatus.INTERNAL_SERVER_ERROR
+        and status not in RETRYABLE_4XX
+    ):
         return "qdrant_bad_request"
     return "qdrant_unavailable"
 
@@ -103,7 +111,7 @@ def _is_timeout(exc: BaseException) -> bool:
 
 def _already_exists(exc: BaseException) -> bool:
     if isinstance(exc, UnexpectedResponse):
-        return exc.status_code == 409 or b"already exists" in exc.content
+        return exc.status_code == HTTPStatus.CONFLICT or b"already exists" in exc.content
     return "already exists" in str(exc)
 
 

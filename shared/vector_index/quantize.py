@@ -31,6 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+#: Rank of a sample of vectors (rows × dimensions).
+MATRIX_NDIM = 2
+#: The percentile that is the maximum.
+FULL_PERCENTILE = 100.0
+
 #: Largest int8 magnitude used (symmetric range, -128 unused so that q and -q both exist).
 INT8_MAX = 127
 #: Floor on a dimension's scale, so a dimension that is constant zero in the sample does not
@@ -91,15 +96,19 @@ def fit_int8_scales(
             (0, 100].
     """
     arr = np.asarray(sample, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+    if arr.ndim != MATRIX_NDIM or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError("calibration sample must have shape (n, dim) with n, dim ≥ 1")
     if not np.isfinite(arr).all():
         raise ValueError("calibration sample contains non-finite values")
-    if not 0.0 < percentile <= 100.0:
+    if not 0.0 < percentile <= FULL_PERCENTILE:
         raise ValueError("percentile must be in (0, 100]")
     mags = np.abs(arr)
     axis = 0 if per_dimension else None
-    scale = mags.max(axis=axis) if percentile == 100.0 else np.percentile(mags, percentile, axis)
+    scale = (
+        mags.max(axis=axis)
+        if percentile == FULL_PERCENTILE
+        else np.percentile(mags, percentile, axis)
+    )
     scale = np.broadcast_to(np.maximum(scale, MIN_SCALE), (arr.shape[1],))
     return Int8Scales(np.array(scale, dtype=np.float32))
 

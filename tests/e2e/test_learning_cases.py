@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -37,9 +37,9 @@ class Env:
     def pending(self) -> int:
         """Jobs queued or running (Redis queue + in-progress keys, or in-process tasks)."""
         if self.redis is not None:
-            running = self.redis.keys("arq:in-progress:*")  # cron runs keep theirs: not jobs
-            jobs = [k for k in running if not k.startswith(b"arq:in-progress:cron:")]
-            return int(self.redis.zcard(TEST_QUEUE_NAME)) + len(jobs)
+            running = cast(list[bytes], self.redis.keys("arq:in-progress:*"))
+            jobs = [k for k in running if not k.startswith(b"arq:in-progress:cron:")]  # not cron
+            return cast(int, self.redis.zcard(TEST_QUEUE_NAME)) + len(jobs)
         return len(self.gw.app.state.gateway.queue._tasks)
 
     def settle(self, timeout_s: float = 15.0) -> None:

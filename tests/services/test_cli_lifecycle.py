@@ -27,8 +27,8 @@ def cli(db: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def seed(db: str, fn):  # type: ignore[no-untyped-def]
-    async def go():  # type: ignore[no-untyped-def]
+def seed(db: str, fn):
+    async def go():
         store = await Store.open(db)
         try:
             return await fn(store)

@@ -71,7 +71,7 @@ def test_cli_summarize_deletes_originals_from_qdrant(
     db = str(tmp_path / "q.db")
     now = time.time()
 
-    async def go(store):  # type: ignore[no-untyped-def]
+    async def go(store):
         return [
             await add(store, text, created=now - 40 * DAY, accesses=1, accessed_at=now - 20 * DAY)
             for text in (
@@ -103,7 +103,7 @@ def test_cli_sweep_parks_the_qdrant_delete_when_qdrant_fails(
     assert payload.memory_ids == [victim]
 
 
-async def _pair(store, now: float) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+async def _pair(store, now: float) -> tuple[int, int]:
     victim = await add(store, "we talked about the zebrafish experiment", created=now - 40 * DAY)
     keep = await add(
         store,

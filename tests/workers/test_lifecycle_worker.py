@@ -55,13 +55,13 @@ async def result(redis_url: str, job_id: str) -> Any:
         await pool.aclose()
 
 
-def drain(worker_process, db: str, **env: str) -> None:  # type: ignore[no-untyped-def]
+def drain(worker_process, db: str, **env: str) -> None:
     # no scheduled sweep: a cron run at minute 7 would scan rows these tests count on
     proc = worker_process(db, "--burst", lifecycle_schedule="false", **env)
     assert proc.wait(timeout=60) == 0
 
 
-async def test_l1_to_l3_sweep_job_in_worker(tmp_path: Path, redis_url: str, worker_process) -> None:  # type: ignore[no-untyped-def]
+async def test_l1_to_l3_sweep_job_in_worker(tmp_path: Path, redis_url: str, worker_process) -> None:
     db = str(tmp_path / "w.db")
     store = await Store.open(db)
     case = await seed_cases(store, time.time())
@@ -84,7 +84,7 @@ async def test_l1_to_l3_sweep_job_in_worker(tmp_path: Path, redis_url: str, work
 
 async def test_l4_progress_survives_worker_restarts(
     tmp_path: Path, redis_url: str, worker_process
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     db = str(tmp_path / "w.db")
     now = time.time()
     store = await Store.open(db)

@@ -42,8 +42,9 @@ async def decode_body(request: Request, type_: type[T]) -> T:
 
 
 def decode_query(request: Request, type_: type[T]) -> T:
-    """The query string of ``request`` converted to ``type_`` (strings → ints/bools; repeated
-    parameters keep the last value).
+    """The query string of ``request`` converted to ``type_``.
+
+    (strings → ints/bools; repeated parameters keep the last value).
 
     Raises:
         InvalidRequest: an unknown parameter or a value of the wrong type.

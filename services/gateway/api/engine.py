@@ -1,5 +1,7 @@
-"""``GET /api/engine`` (what the memory engine runs now), ``POST /api/reindex`` and
-``POST /api/summarize`` (queue background jobs, 202)."""
+"""``GET /api/engine`` (what the memory engine runs now).
+
+``POST /api/reindex`` and ``POST /api/summarize`` (queue background jobs, 202).
+"""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ async def engine_status(request: Request) -> Response:
     """``GET /api/engine`` → keyword, embedding, vector, qdrant sections and pending reindex.
 
     Any authenticated caller; whole-database counts only for the admin (a client key must not
-    learn how many memories other tenants hold)."""
+    learn how many memories other tenants hold).
+    """
     principal = await principal_of(request)
     state = state_of(request)
     health: dict[str, str] | None = None

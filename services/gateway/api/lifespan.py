@@ -32,8 +32,10 @@ async def _refresh_loop(runtime: RuntimeSettings) -> None:
 
 @contextlib.asynccontextmanager
 async def management_lifespan(live: RuntimeSettings, mcp: McpGateway) -> AsyncIterator[None]:
-    """The runtime settings refresh loop and the MCP session manager, for the duration of the
-    application (the overrides were loaded when the runtime was built)."""
+    """The runtime settings refresh loop and the MCP session manager.
+
+    For the duration of the application (the overrides were loaded when the runtime was built).
+    """
     task = asyncio.create_task(_refresh_loop(live))
     try:
         async with mcp.run():

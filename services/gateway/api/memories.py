@@ -1,7 +1,9 @@
-"""``/api/memory`` handlers: list, create, get, update, delete, bulk delete, export, import,
-search preview and stats. Each decodes, calls one function of the
-memory domain (:mod:`shared.memory_crud`, :mod:`shared.export_import`, :mod:`shared.search_preview`,
-:mod:`shared.memory_stats`), encodes."""
+"""``/api/memory`` handlers.
+
+List, create, get, update, delete, bulk delete, export, import, search preview and stats. Each
+decodes, calls one function of the memory domain (:mod:`shared.memory_crud`,
+:mod:`shared.export_import`, :mod:`shared.search_preview`, :mod:`shared.memory_stats`), encodes.
+"""
 
 from __future__ import annotations
 
@@ -124,7 +126,7 @@ async def export_memories(request: Request) -> Response:
 
 
 async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
-    """Lines of the streamed body (no ``\\n``), refusing a total above ``limit`` bytes."""
+    r"""Lines of the streamed body (no ``\n``), refusing a total above ``limit`` bytes."""
     buffer = b""
     size = 0
     async for chunk in request.stream():
@@ -144,7 +146,8 @@ async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def import_memories(request: Request) -> Response:
     """``POST /api/memory/import`` (JSON Lines body) → ``{"written", "skipped", "lines"}``.
 
-    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole)."""
+    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole).
+    """
     principal = await principal_of(request)
     state = state_of(request)
     lines = _lines(request, state.settings.max_body_bytes * 256)

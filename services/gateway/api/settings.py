@@ -19,8 +19,11 @@ from services.gateway.state import state_of
 
 
 async def get_settings(request: Request) -> Response:
-    """``GET /api/settings`` → ``{"version", "updated_at", "settings", "overrides",
-    "immutable", "secret", "refresh_s"}`` (secrets masked)."""
+    """``GET /api/settings`` → the runtime settings view (secrets masked).
+
+    Keys: ``version``, ``updated_at``, ``settings``, ``overrides``, ``immutable``, ``secret``,
+    ``refresh_s``.
+    """
     await require_admin(request)
     runtime = state_of(request).runtime.live
     await runtime.refresh(force=True)
@@ -28,8 +31,10 @@ async def get_settings(request: Request) -> Response:
 
 
 async def put_settings(request: Request) -> Response:
-    """``PUT /api/settings`` with ``{field: value | null}`` → the new view (400 on an unknown,
-    immutable, mistyped or out-of-range field)."""
+    """``PUT /api/settings`` with ``{field: value | null}`` → the new view.
+
+    (400 on an unknown, immutable, mistyped or out-of-range field).
+    """
     await require_admin(request)
     patch = await decode_body(request, dict[str, Any])
     runtime = state_of(request).runtime.live

@@ -1,5 +1,7 @@
-"""Operator queries over ``memories``: filtered listing with keyword search, bulk delete, edits,
-export/import in rowid batches, statistics, engine counts.
+"""Operator queries over ``memories``.
+
+Filtered listing with keyword search, bulk delete, edits, export/import in rowid batches,
+statistics, engine counts.
 
 Unlike recall (:func:`shared.store.memories.visibility_sql`), management sees every row of the
 owners it is given (session-scoped, expired, past retention): operators must be able to find and
@@ -29,9 +31,12 @@ DAY_S = 86_400.0
 
 
 class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """Which rows an operator query touches. ``owners`` None = every owner (admin only);
-    ``match`` is an FTS5 query from :func:`shared.fts_query.build_match_query` (never raw text).
-    ``user_id``/``session_id``/``type``/``category`` None = any."""
+    """Which rows an operator query touches.
+
+    ``owners`` None = every owner (admin only); ``match`` is an FTS5 query from
+    :func:`shared.fts_query.build_match_query` (never raw text).
+    ``user_id``/``session_id``/``type``/``category`` None = any.
+    """
 
     owners: list[str] | None
     user_id: str | None = None
@@ -103,8 +108,10 @@ class EngineCounts(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _changed_values(old: Memory, changes: MemoryChanges, now: float) -> dict[str, Any]:
-    """The column values of ``old`` with ``changes`` applied (``UNSET`` keeps a value); a changed
-    content or key marks the row ``needs_reindex``."""
+    """The column values of ``old`` with ``changes`` applied (``UNSET`` keeps a value).
+
+    A changed content or key marks the row ``needs_reindex``.
+    """
     kept = msgspec.structs.asdict(old)
     for name in MemoryChanges.__struct_fields__:
         value = getattr(changes, name)
@@ -142,8 +149,10 @@ class MemoryAdminStore:
         self.conn = conn
 
     async def page(self, flt: MemoryFilter, *, limit: int, offset: int) -> tuple[list[Memory], int]:
-        """A page of matching memories and the total. With ``match``: best BM25 first; else
-        newest ``updated_at`` first. ``limit`` is clamped to 1..1000, ``offset`` to >= 0.
+        """A page of matching memories and the total.
+
+        With ``match``: best BM25 first; else newest ``updated_at`` first. ``limit`` is clamped to
+        1..1000, ``offset`` to >= 0.
 
         Raises:
             StoreError: the database failed.
@@ -183,8 +192,9 @@ class MemoryAdminStore:
         return int(row[0]) if row else 0
 
     async def delete_matching_ids(self, flt: MemoryFilter) -> list[int]:
-        """Delete the matching memories in one transaction; returns their rowids, ascending
-        (for the vector tiers outside SQLite: Qdrant).
+        """Delete the matching memories in one transaction.
+
+        Returns their rowids, ascending (for the vector tiers outside SQLite: Qdrant).
 
         Raises:
             StoreError: the database failed (nothing is deleted).
@@ -205,9 +215,10 @@ class MemoryAdminStore:
     async def update(
         self, public_id: str, owners: list[str] | None, changes: MemoryChanges, now: float
     ) -> Memory | None:
-        """Apply ``changes`` to the memory ``public_id`` if one of ``owners`` holds it (None =
-        any owner); returns the new row, or None if not found. A changed content or key marks
-        the row ``needs_reindex``.
+        """Apply ``changes`` to the memory ``public_id`` if one of ``owners`` holds it.
+
+        (None = any owner); returns the new row, or None if not found. A changed content or key
+        marks the row ``needs_reindex``.
 
         Raises:
             InvalidRequest: the new key is already used by another memory of the same owner+user.
@@ -251,8 +262,10 @@ class MemoryAdminStore:
     async def batches(
         self, flt: MemoryFilter, batch_size: int = 500
     ) -> AsyncIterator[list[Memory]]:
-        """Every matching memory in rowid order, ``batch_size`` at a time (keyset pagination,
-        so a long export never holds a read transaction open between batches).
+        """Every matching memory in rowid order.
+
+        ``batch_size`` at a time (keyset pagination, so a long export never holds a read transaction
+        open between batches).
 
         Raises:
             StoreError: the database failed.
@@ -347,9 +360,11 @@ class MemoryAdminStore:
         return str(row[0]) if row else None
 
     async def stats(self, owners: list[str] | None, *, days: int, now: float) -> dict[str, Any]:
-        """Counts by type and category, ``total``, ``tokens_stored`` (estimate:
-        ceil(UTF-8 bytes / 4) + :data:`MEMORY_OVERHEAD_TOKENS` per memory), ``pending_reindex``,
-        event totals by kind, and per-day event sums for the last ``days`` days (UTC dates).
+        """Counts by type and category, ``total``.
+
+        ``tokens_stored`` (estimate: ceil(UTF-8 bytes / 4) + :data:`MEMORY_OVERHEAD_TOKENS` per
+        memory), ``pending_reindex``, event totals by kind, and per-day event sums for the last
+        ``days`` days (UTC dates).
 
         Raises:
             StoreError: the database failed.
