@@ -1,9 +1,9 @@
 """The semantic engine: the embedding source and the vector tiers, built once per process.
 
-Used by recall on the request path (query embedding + KNN, with the fallback chain
-Qdrant → sqlite-vec → keyword, DESIGN §4) and by the embedding/reindex jobs (memory embedding and
-the writes to every vector tier: sqlite-vec always, Qdrant too when it is selected, so turning
-Qdrant off falls back to a complete sqlite-vec index).
+Used by recall on the request path (query embedding + KNN, with the fallback chain Qdrant →
+sqlite-vec → keyword, see "Vector tiers" in ``docs/ARCHITECTURE.md``) and by the embedding/reindex
+jobs (memory embedding and the writes to every vector tier: sqlite-vec always, Qdrant too when it is
+selected, so turning Qdrant off falls back to a complete sqlite-vec index).
 """
 
 from __future__ import annotations

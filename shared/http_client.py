@@ -1,6 +1,6 @@
 """The one factory of the background HTTP client (``httpx``).
 
-Used by the LLM extractor, remote embeddings, reranking and Qdrant; the proxy's hot path uses
+Used by the LLM extractor and remote embeddings; the proxy's hot path uses
 its own aiohttp session (``services.gateway.proxy.upstream_session``, measured faster for
 pass-through, see "Request path" in ``docs/ARCHITECTURE.md``).
 """

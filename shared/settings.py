@@ -38,9 +38,9 @@ Quantization = Literal["float32", "int8"]
 class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One OpenAI-compatible upstream provider.
 
-    ``name`` is the prefix a request's model selects it with (``name/model``); ``api_key_env``
-    names the environment variable holding its API key (keys never live in the file).
-    Capability flags describe provider quirks (DESIGN §4, §7).
+    ``name`` is the prefix a request's model selects it with (``name/model``); ``api_key_env`` names
+    the environment variable holding its API key (keys never live in the file). Capability flags
+    describe provider quirks (see "Recall and ranking" in ``docs/ARCHITECTURE.md``).
     """
 
     name: str

@@ -1,11 +1,11 @@
 """MCP server at ``/mcp`` (Streamable HTTP, the official ``mcp`` package, stateless JSON mode).
 
 Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``.
-Tenant isolation is enforced by authentication, never by arguments (DESIGN §2, §7): every HTTP
-request to ``/mcp`` must carry ``Authorization: Bearer <client key>``; :class:`McpGateway`
-authenticates it before the MCP transport sees the request and stores the caller in the ASGI
-scope, and each tool reads its owner from the request that carried the call. No tool takes an
-owner argument; ids of other owners' memories are "not found".
+Tenant isolation is enforced by authentication, never by arguments (see "Tenancy and access" in
+``docs/ARCHITECTURE.md``): every HTTP request to ``/mcp`` must carry ``Authorization: Bearer <client
+key>``; :class:`McpGateway` authenticates it before the MCP transport sees the request and stores
+the caller in the ASGI scope, and each tool reads its owner from the request that carried the call.
+No tool takes an owner argument; ids of other owners' memories are "not found".
 
 Stateless mode (a fresh transport per request, no session affinity) keeps gateways stateless, so
 any gateway behind a load balancer can serve any MCP request.

@@ -187,8 +187,8 @@ def run_model(session: Any, ids: np.ndarray, mask: np.ndarray) -> Vectors:
 class TransformerEmbeddingSource(EmbeddingSource):
     """Local all-MiniLM-L6-v2 (int8 ONNX), 384-d.
 
-    Throughput on 2 shared cores: ~150 sentences/s at ~20 word pieces, ~600 at ~8 (DESIGN §6
-    quotes ~420); the cost grows with length, so keep batches of similar texts.
+    Throughput on 2 shared cores: ~150 sentences/s at ~20 word pieces, ~600 at ~8 (another
+    measurement found ~420); the cost grows with length, so keep batches of similar texts.
 
     Inference runs in a worker thread (``asyncio.to_thread``) in batches of ``batch_size``
     texts sorted by length (less padding); concurrent calls are serialised so they do not fight

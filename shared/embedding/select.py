@@ -1,4 +1,4 @@
-"""Choosing the embedding source from plain settings values (DESIGN §4: degrade, never fail)."""
+"""Choosing the embedding source from plain settings values (degrade, never fail)."""
 
 from __future__ import annotations
 

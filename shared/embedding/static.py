@@ -13,7 +13,7 @@ Method (model2vec, Tulkens & van Dongen 2024, https://github.com/MinishLab/model
 
 A sentence vector is the mean of its word pieces' rows (no [CLS]/[SEP]), L2-normalised. Special
 and ``[unusedN]`` tokens get zero rows. On 2 shared cores the build took 18-30 s and embedding
-ran at ~28k (20-token) to ~60k (8-token) sentences/s (DESIGN §6 quotes ~16 s and ~35k/s). The
+ran at ~28k (20-token) to ~60k (8-token) sentences/s (an earlier measurement: ~16 s and ~35k/s). The
 ``.npz`` holds the table, the tokenizer JSON and metadata, so loading needs only ``numpy`` and
 ``tokenizers``.
 """

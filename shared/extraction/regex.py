@@ -1,4 +1,6 @@
-"""Fast rule-based fact extraction from one user message (DESIGN §5, CASES E1–E8).
+"""Fast rule-based fact extraction from one user message.
+
+See "Learning" in ``docs/ARCHITECTURE.md``.
 
 :func:`extract_facts` turns first-person statements ("I prefer TypeScript", "My name is Alice and
 I live in Berlin") into third-person :class:`~shared.extraction.facts.ExtractedFact` values. It is
@@ -15,7 +17,7 @@ Steps, all with patterns compiled at import time:
    ``。！？`` and newlines.
 4. Sentences are dropped when they are questions (end in ``?``/``？`` or start with an
    interrogative or auxiliary: "Should I…", "Do you…", "What…"), hypotheticals ("if I…",
-   "suppose we…", "hypothetically"), or an AI talking about itself ("As an AI, …", CASES E7).
+   "suppose we…", "hypothetically"), or an AI talking about itself ("As an AI, …").
 5. Sentences are split into clauses before a new subject ("…, and I live in…", "… but I…");
    a clause with a hedge (maybe, might, perhaps, probably, not sure, considering, …) and the
    clauses after it in the same sentence are dropped.

@@ -1,7 +1,7 @@
 """Keeping the Qdrant tier in step with memory deletions.
 
-(issue 6 "delete on memory delete", issue 7 item 4 "deleting a memory by any path leaves no row in
-FTS, sqlite-vec or Qdrant").
+Deleting a memory by any path leaves no row in FTS, sqlite-vec or Qdrant (see "Lifecycle" in
+``docs/ARCHITECTURE.md``).
 
 sqlite-vec needs nothing from here: its rows go with the memory row (the ``memories_vec_delete``
 trigger, and :meth:`shared.store.memories.lifecycle.LifecycleStore.evict`). Qdrant lives outside

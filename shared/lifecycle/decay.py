@@ -4,7 +4,7 @@ Every function here is pure (``now`` is passed in) and is shared by the sweep, c
 and the read-time filter's rule (:class:`shared.store.memories.Retention`, built from settings by
 :func:`shared.retrieval.retention_of`), so what recall hides and what the sweep deletes agree.
 
-Rules (issue 7 "Memory lifecycle", CASES L1-L3):
+Rules (see "Lifecycle" in ``docs/ARCHITECTURE.md``):
 
 - A memory type has a TTL in seconds (``Retention.ttl_s``); absent or ``<= 0`` → immune by type.
 - A memory accessed (injected) at least ``Retention.access_immunity`` times is immune by access.

@@ -1,4 +1,4 @@
-"""Scheduled relevance decay with catch-up (issue 7, CASES L4).
+"""Scheduled relevance decay with catch-up (see "Lifecycle" in ``docs/ARCHITECTURE.md``).
 
 Each memory's ``relevance`` (0..1; recall's tie-breaker and capacity's eviction order) decays
 while it is unused:

@@ -3,7 +3,7 @@
 Run by ``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]`` and the ``summarize``
 job. Groups are one owner + one end user + one session scope (a session-scoped memory is visible
 only in its session, so it is never merged into an owner-wide summary); a summary NEVER mixes
-owners (DESIGN §7: "A summarize call with no owner merging every tenant's memories into one").
+owners (a summarize call with no owner would merge every tenant's memories into one).
 Without ``--owner`` every owner is processed, each separately.
 
 Per group, live episodic memories created before ``now - N days`` (not expired, not past their

@@ -2,14 +2,14 @@
 
 Run by the ``sweep`` job (hourly arq cron in the worker) and by ``mnemogate sweep [--dry-run]``.
 
-Bounded work and memory (issue 7):
+Bounded work and memory:
 
 - The typed-decay pass scans ``memories`` in rowid order in batches of ``sweep_batch_size`` rows
   (keyset paging), at most ``sweep_max_scan`` rows per run. It starts at the persisted cursor
   (``lifecycle_state.sweep_cursor``), wraps once to the start of the table, and stops when it
   comes back to where it began (a full pass) or the scan cap is reached. Each batch's deletions,
   their ``eviction`` events and the new cursor commit in one transaction, so a crash or restart
-  resumes where the last committed batch ended (CASES L4) and never re-applies or skips work.
+  resumes where the last committed batch ended and never re-applies or skips work.
 - Only one batch of rows is held at a time; evicted items are streamed to an optional
   ``listener`` rather than collected.
 

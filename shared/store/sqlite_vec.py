@@ -1,17 +1,18 @@
 """The sqlite-vec vector tier: a ``vec0`` table partitioned by owner, in the store's database.
 
 ``vec_memories(memory_id INTEGER PRIMARY KEY, owner_id TEXT PARTITION KEY, embedding float[D] |
-int8[D] distance_metric=cosine)``. The owner partition key makes tenant-filtered KNN ~10x faster
-and means a KNN can never return, or be crowded out by, another tenant's rows (DESIGN §6, §7).
-End-user, session, expiry and retention filters are applied to the KNN candidates by the store's
-shared visibility filter (:meth:`MemoryStore.filter_visible`), with oversampling.
+int8[D] distance_metric=cosine)``. The owner partition key makes tenant-filtered KNN ~10x faster and
+means a KNN can never return, or be crowded out by, another tenant's rows (see "Tenancy and access"
+in ``docs/ARCHITECTURE.md``). End-user, session, expiry and retention filters are applied to the KNN
+candidates by the store's shared visibility filter (:meth:`MemoryStore.filter_visible`), with
+oversampling.
 
 The table is created when the embedding dimension is known; ``memory_vec_meta`` records its
 dimension and embedding signature (``source:model:dim[:int8]``). A different signature drops and
 recreates the table and marks every memory for re-embedding. A trigger deletes a memory's vector
 with the memory, whatever path deletes it.
 
-int8: one global scale (``max |x|`` of the first batch, DESIGN §6 / shared.vector_index.quantize);
+int8: one global scale (``max |x|`` of the first batch, see :mod:`shared.vector_index.quantize`);
 with the cosine metric a uniform scale does not change the ranking, it only sets the resolution.
 """
 

@@ -1,4 +1,4 @@
-"""Qdrant as the vector tier for large tenants (issue 6), behind :class:`VectorIndex`.
+"""Qdrant as the vector tier for large tenants, behind :class:`VectorIndex`.
 
 One collection holds every tenant. Each point is one memory:
 
@@ -12,7 +12,7 @@ One collection holds every tenant. Each point is one memory:
   points), ``user_id``, ``session_id``, ``type``; float for ``created_at``, ``expires_at``.
 
 Every search is filtered INSIDE Qdrant (the filter is part of the HNSW traversal, never applied
-after a global top-k, DESIGN §7) with exactly the semantics of
+after a global top-k) with exactly the semantics of
 :func:`shared.store.memories.visibility_sql` minus retention (re-checked by the caller)::
 
     ((owner_id == scope.owner AND user_id IN ("", scope.user))

@@ -1,4 +1,4 @@
-"""Backfill: copy existing memories' vectors into a new or recreated Qdrant collection (issue 6).
+"""Backfill: copy existing memories' vectors into a new or recreated Qdrant collection.
 
 The store side (the caller) supplies the records as an async iterator of batches, in ascending
 ``memory_id`` order, starting after a resume cursor. :func:`backfill` re-chunks them into

@@ -3,7 +3,7 @@
 sqlite-vec's ``vec_quantize_int8(v, 'unit')`` maps the fixed range [-1, 1] onto [-128, 127] in
 every dimension. Unit-norm embeddings use a small part of that range (for all-MiniLM-L6-v2 no
 value exceeded 0.27 in our sample), so values land on few levels: recall@10 fell to 0.83 in one
-test (DESIGN §6).
+test (see "Vector tiers" in ``docs/ARCHITECTURE.md``).
 
 Two symmetric schemes, ``q = round(127 · clip(x / scale, -1, 1))``:
 

@@ -1,4 +1,4 @@
-"""Acceptance cases for learning (CASES E1-E9, sensitive content, S1-S2) through HTTP.
+"""Acceptance cases for learning (extraction, sensitive content, failed requests) through HTTP.
 
 Each case runs twice: in embedded mode (jobs in-process in the gateway) and in worker mode (jobs
 through real Redis to a real ``mnemogate worker`` subprocess). One gateway (and one worker) per
@@ -159,7 +159,7 @@ def key(env: Env, name: str) -> tuple[str, str]:
     return env.gw.create_key(f"{name}-{env.mode}")
 
 
-# ---- CASES E1-E9 -------------------------------------------------------------------------------
+# ---- extraction -------------------------------------------------------------------------------
 
 
 def test_e1_preference_decision_habit_and_dislike(env, upstream):

@@ -1,4 +1,4 @@
-"""``mnemogate sweep`` and ``mnemogate summarize`` as subprocesses: CASES L1-L4 through the CLI."""
+"""``mnemogate sweep`` and ``mnemogate summarize`` as subprocesses: lifecycle rules via the CLI."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``mnemogate sweep`` / ``summarize`` with Qdrant as the vector tier: the deleted memories' points
-leave Qdrant too (issue 7 item 4), and a Qdrant failure parks ``vector_delete`` jobs in the outbox
+leave Qdrant too, and a Qdrant failure parks ``vector_delete`` jobs in the outbox
 for a worker to retry instead of losing them. Qdrant is the fake REST server (real HTTP): the
 CLI runs in its own process, where qdrant-client's local mode would be a different instance.
 """

@@ -1,4 +1,4 @@
-"""Lifecycle jobs through a real arq worker process (``mnemogate worker --burst``): CASES L1-L4."""
+"""Lifecycle jobs through a real arq worker process (``mnemogate worker --burst``)."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ def test_upstream_error_status_and_body_are_preserved(gateway, upstream, key, st
     assert resp.status_code == 500
     assert resp.json()["error"]["code"] == "boom"
     upstream.fail_status = None
-    # a later successful request is learned, the failed one never is (CASES S1)
+    # a later successful request is learned, the failed one never is
     ok = {"model": "m", "messages": [{"role": "user", "content": "I prefer TypeScript"}]}
     assert post(gateway, secret, json=ok).status_code == 200
     items = gateway.wait_for_memories(lambda ms: any("TypeScript" in m.content for m in ms))

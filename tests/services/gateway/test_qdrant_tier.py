@@ -1,4 +1,4 @@
-"""Qdrant as the vector tier through a live gateway (issue 6 acceptance 2-3, issue 7 item 4).
+"""Qdrant as the vector tier through a live gateway (dual-write, fallback, deletes by any path).
 
 Embedded-mode gateways (jobs run in the gateway process) with remote embeddings from the fake
 upstream (``/v1/embeddings``: hashed bag-of-words vectors). Qdrant is either qdrant-client's local

@@ -1,5 +1,5 @@
 """Deleting a memory by any path leaves no FTS5 row, no sqlite-vec row and no Qdrant point
-(issue 7, item 4; issue 6 "delete on memory delete").
+(see "Lifecycle" in ``docs/ARCHITECTURE.md``).
 
 The vector tiers are real: ``vec_memories`` is built by :meth:`SqliteVecIndex.ensure` and Qdrant is
 qdrant-client's local mode, both behind a real :class:`Engine`. The lifecycle paths run through

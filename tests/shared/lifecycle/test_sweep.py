@@ -1,4 +1,7 @@
-"""Sweep over a real migrated SQLite store: CASES L1-L4, cursor, dry run, capacity, hooks."""
+"""Sweep over a real migrated SQLite store.
+
+Decay, expiry, immunity, resumption, cursor, dry run, capacity, hooks.
+"""
 
 from __future__ import annotations
 
