@@ -1,9 +1,7 @@
-"""JSON Lines export and import of memories.
+"""JSON Lines export and import of memories (``GET /api/memory/export``, ``.../import``).
 
-(``GET /api/memory/export``, ``POST /api/memory/import``).
-
-One line is one :class:`~shared.store.memories.admin.ImportRow`: the public id, the owner and
-every field but the rowid and ``needs_reindex``. Import is idempotent on the public id and keeps
+One line is one :class:`~shared.store.memories.export_import.ImportRow`: the public id, the owner
+and every field but the rowid and ``needs_reindex``. Import is idempotent on the public id and keeps
 the rows' times; imported rows are marked ``needs_reindex`` and one ``reindex`` job is queued.
 """
 
@@ -22,7 +20,8 @@ from shared.memory_api import ExportQuery
 from shared.memory_crud import memory_filter
 from shared.models import Memory
 from shared.store import Store
-from shared.store.memories.admin import ImportRow, MemoryFilter
+from shared.store.memories.admin import MemoryFilter
+from shared.store.memories.export_import import ImportRow
 
 #: Rows written per import transaction.
 IMPORT_BATCH = 1000
@@ -64,7 +63,7 @@ async def export_lines(store: Store, flt: MemoryFilter) -> AsyncIterator[bytes]:
     Raises:
         StoreError: the database failed (the stream stops).
     """
-    async for batch in store.admin.batches(flt, EXPORT_BATCH):
+    async for batch in store.exports.batches(flt, EXPORT_BATCH):
         chunk = bytearray()
         for m in batch:
             chunk += _line_encoder.encode(export_row(m))
@@ -110,10 +109,10 @@ async def import_lines(
         check_row_owner(p, row.owner_id, line_no)
         batch.append(row)
         if len(batch) >= IMPORT_BATCH:
-            w, s = await store.admin.import_rows(batch)
+            w, s = await store.exports.import_rows(batch)
             written, skipped, batch = written + w, skipped + s, []
     if batch:
-        w, s = await store.admin.import_rows(batch)
+        w, s = await store.exports.import_rows(batch)
         written, skipped = written + w, skipped + s
     if written:
         owner = None if p.admin else p.key_id

@@ -15,6 +15,7 @@ from shared.store.events import EventStore
 from shared.store.identity import IdentityStore
 from shared.store.memories import MemoryStore, Retention
 from shared.store.memories.admin import MemoryAdminStore
+from shared.store.memories.export_import import MemoryExportStore
 from shared.store.memories.lifecycle import LifecycleStore
 from shared.store.outbox import OutboxStore
 from shared.store.settings_row import SettingsStore
@@ -26,8 +27,8 @@ class Store:
     """Open database with its table stores.
 
     ``memories`` (reads), ``writes`` (memory writes), ``admin`` (operator queries over memories),
-    ``lifecycle`` (sweep, decay, summaries), ``keys``, ``outbox``, ``events``, ``cursors``,
-    ``settings``, ``identity``.
+    ``exports`` (export/import), ``lifecycle`` (sweep, decay, summaries), ``keys``, ``outbox``,
+    ``events``, ``cursors``, ``settings``, ``identity``.
 
     ``memories`` uses the reader connection (recall, listing); ``writes`` uses the writer one.
     """
@@ -43,6 +44,7 @@ class Store:
         self.events = EventStore(writer)
         self.cursors = CursorStore(writer)
         self.admin = MemoryAdminStore(writer)
+        self.exports = MemoryExportStore(writer)
         self.settings = SettingsStore(writer)
         self.lifecycle = LifecycleStore(writer)
         self.identity = IdentityStore(reader)

@@ -1,7 +1,7 @@
 """Operator queries over ``memories``.
 
-Filtered listing with keyword search, bulk delete, edits, export/import in rowid batches,
-statistics, engine counts.
+Filtered listing with keyword search, bulk delete, edits, statistics, engine counts; export and
+import in rowid batches are in :mod:`shared.store.memories.export_import`.
 
 Unlike recall (:func:`shared.store.memories.visibility_sql`), management sees every row of the
 owners it is given (session-scoped, expired, past retention): operators must be able to find and
@@ -11,7 +11,6 @@ delete what is stored, not only what would be recalled. Tenant scoping is the ``
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import aiosqlite
@@ -20,13 +19,14 @@ import sqlean
 
 from shared.errors import InvalidRequest
 from shared.fts_query import index_text
-from shared.models import Memory, MemoryCategory, MemoryChanges, MemoryType
+from shared.models import Memory, MemoryChanges
 from shared.ranking import MEMORY_OVERHEAD_TOKENS
 from shared.store.connection import store_errors, transaction
 from shared.store.memories import COLUMNS, row_to_memory
 
 _encoder = msgspec.json.Encoder()
-_PREFIXED = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
+#: :data:`~shared.store.memories.COLUMNS` prefixed with the ``m.`` alias.
+PREFIXED_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 DAY_S = 86_400.0
 
 
@@ -46,28 +46,8 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     match: str | None = None
 
 
-class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One exported memory (a JSON Lines record): ``id`` is the public id; times unix seconds."""
-
-    id: str
-    owner_id: str
-    content: str
-    key: str
-    user_id: str = ""
-    session_id: str | None = None
-    type: MemoryType = "semantic"
-    category: MemoryCategory = "fact"
-    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
-    source: str = "import"
-    created_at: float
-    updated_at: float
-    expires_at: float | None = None
-    last_accessed_at: float | None = None
-    access_count: int = 0
-    relevance: float = 1.0
-
-
-def _where(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+def where_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (and its parameters) selecting the rows of ``flt``."""
     cond: list[str] = []
     params: list[Any] = []
     if flt.owners is not None:
@@ -157,18 +137,18 @@ class MemoryAdminStore:
         Raises:
             StoreError: the database failed.
         """
-        where, params = _where(flt)
+        where, params = where_sql(flt)
         limit = max(1, min(limit, 1000))
         if flt.match is not None:
             sql = (
-                f"SELECT {_PREFIXED} FROM memory_fts JOIN memories m ON m.id = memory_fts.rowid "
-                f"{where} AND memory_fts MATCH ? ORDER BY bm25(memory_fts), m.id DESC "
-                "LIMIT ? OFFSET ?"
+                f"SELECT {PREFIXED_COLUMNS} FROM memory_fts "
+                f"JOIN memories m ON m.id = memory_fts.rowid {where} AND memory_fts MATCH ? "
+                "ORDER BY bm25(memory_fts), m.id DESC LIMIT ? OFFSET ?"
             )
             page_params = [*params, flt.match, limit, max(0, offset)]
         else:
             sql = (
-                f"SELECT {_PREFIXED} FROM memories m {where} "
+                f"SELECT {PREFIXED_COLUMNS} FROM memories m {where} "
                 "ORDER BY m.updated_at DESC, m.id DESC LIMIT ? OFFSET ?"
             )
             page_params = [*params, limit, max(0, offset)]
@@ -185,7 +165,7 @@ class MemoryAdminStore:
         Raises:
             StoreError: the database failed.
         """
-        where, params = _where(flt)
+        where, params = where_sql(flt)
         with store_errors("counting memories"):
             async with self.conn.execute(f"SELECT COUNT(*) FROM memories m {where}", params) as c:
                 row = await c.fetchone()
@@ -199,7 +179,7 @@ class MemoryAdminStore:
         Raises:
             StoreError: the database failed (nothing is deleted).
         """
-        where, params = _where(flt)
+        where, params = where_sql(flt)
         with store_errors("bulk-deleting memories"):
             async with (
                 transaction(self.conn),
@@ -259,97 +239,6 @@ class MemoryAdminStore:
         await cur.close()
         return row_to_memory(new_row) if new_row else None
 
-    async def batches(
-        self, flt: MemoryFilter, batch_size: int = 500
-    ) -> AsyncIterator[list[Memory]]:
-        """Every matching memory in rowid order.
-
-        ``batch_size`` at a time (keyset pagination, so a long export never holds a read transaction
-        open between batches).
-
-        Raises:
-            StoreError: the database failed.
-        """
-        where, params = _where(flt)
-        joiner = " AND " if where else "WHERE "
-        last = 0
-        while True:
-            with store_errors("exporting memories"):
-                async with self.conn.execute(
-                    f"SELECT {_PREFIXED} FROM memories m {where}{joiner}m.id > ? "
-                    "ORDER BY m.id LIMIT ?",
-                    [*params, last, batch_size],
-                ) as cur:
-                    rows = await cur.fetchall()
-            if not rows:
-                return
-            batch = [row_to_memory(r) for r in rows]
-            last = batch[-1].id
-            yield batch
-
-    async def import_rows(self, rows: Sequence[ImportRow]) -> tuple[int, int]:
-        """Insert or update ``rows`` by public id, keeping their times; returns (written, skipped).
-
-        Idempotent: importing the same rows twice writes the same values. A row whose public id
-        exists under another owner, or whose (owner, user, key) is held by another public id, is
-        skipped. Written rows are marked ``needs_reindex`` (the vector tier is rebuilt by the
-        reindex/embed jobs).
-
-        Raises:
-            StoreError: the database failed.
-        """
-        written = 0
-        with store_errors("importing memories"):
-            async with transaction(self.conn):
-                for r in rows:
-                    cur = await self.conn.execute(
-                        """
-                        INSERT INTO memories (public_id, owner_id, user_id, session_id, type,
-                            category, key, content, search_text, metadata, source, created_at,
-                            updated_at, expires_at, last_accessed_at, access_count, relevance,
-                            needs_reindex)
-                        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
-                        ON CONFLICT (public_id) DO UPDATE SET
-                            user_id = excluded.user_id, session_id = excluded.session_id,
-                            type = excluded.type, category = excluded.category,
-                            key = excluded.key, content = excluded.content,
-                            search_text = excluded.search_text, metadata = excluded.metadata,
-                            source = excluded.source, created_at = excluded.created_at,
-                            updated_at = excluded.updated_at, expires_at = excluded.expires_at,
-                            last_accessed_at = excluded.last_accessed_at,
-                            access_count = excluded.access_count,
-                            relevance = excluded.relevance, needs_reindex = 1
-                        WHERE memories.owner_id = excluded.owner_id
-                        ON CONFLICT DO NOTHING
-                        RETURNING id
-                        """,
-                        (
-                            r.id,
-                            r.owner_id,
-                            r.user_id,
-                            r.session_id,
-                            r.type,
-                            r.category,
-                            r.key,
-                            r.content,
-                            index_text(r.content, r.key),
-                            _encoder.encode(r.metadata).decode(),
-                            r.source,
-                            r.created_at,
-                            r.updated_at,
-                            r.expires_at,
-                            r.last_accessed_at,
-                            r.access_count,
-                            r.relevance,
-                        ),
-                    )
-                    try:
-                        if await cur.fetchone() is not None:
-                            written += 1
-                    finally:
-                        await cur.close()
-        return written, len(rows) - written
-
     async def public_id_owner(self, public_id: str) -> str | None:
         """The owner of ``public_id``, or None if no such memory."""
         with store_errors("reading a memory owner"):
@@ -376,7 +265,7 @@ class MemoryAdminStore:
 
     async def _memory_counts(self, owners: list[str] | None) -> dict[str, Any]:
         """``by_type``, ``by_category``, ``total``, ``tokens_stored``, ``pending_reindex``."""
-        where, params = _where(MemoryFilter(owners=owners))
+        where, params = where_sql(MemoryFilter(owners=owners))
         result: dict[str, Any] = {}
         for column in ("type", "category"):
             async with self.conn.execute(

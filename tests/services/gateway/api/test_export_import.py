@@ -8,7 +8,8 @@ from collections.abc import Awaitable
 
 from shared.models import NewMemory
 from shared.store import Store
-from shared.store.memories.admin import ImportRow, MemoryFilter
+from shared.store.memories.admin import MemoryFilter
+from shared.store.memories.export_import import ImportRow
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, client
 
@@ -66,7 +67,7 @@ def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> No
 
     async def all_rows(store: Store) -> list:
         rows = []
-        async for batch in store.admin.batches(MemoryFilter(owners=None)):
+        async for batch in store.exports.batches(MemoryFilter(owners=None)):
             rows.extend(batch)
         return rows
 
