@@ -80,7 +80,16 @@ def state_of(connection: HTTPConnection) -> GatewayState:
     Raises:
         RuntimeError: the lifespan has not run (the app was served without it).
     """
-    state = getattr(connection.app.state, "gateway", None)
+    return state_of_app(connection.app)
+
+
+def state_of_app(app: Starlette) -> GatewayState:
+    """The typed gateway state of ``app`` (tests, tools holding the app itself).
+
+    Raises:
+        RuntimeError: the lifespan has not run (the app was served without it).
+    """
+    state = getattr(app.state, "gateway", None)
     if not isinstance(state, GatewayState):
         raise RuntimeError("the gateway lifespan has not run: no application state")
     return state

@@ -20,6 +20,7 @@ import httpx
 import pytest
 import redis
 
+from services.gateway.state import state_of_app
 from shared.learning import prefix_ids
 from shared.models import Memory, NewMemory
 from shared.store import Store
@@ -40,7 +41,7 @@ class Env:
             running = cast(list[bytes], self.redis.keys("arq:in-progress:*"))
             jobs = [k for k in running if not k.startswith(b"arq:in-progress:cron:")]  # not cron
             return cast(int, self.redis.zcard(TEST_QUEUE_NAME)) + len(jobs)
-        return len(self.gw.app.state.gateway.queue._tasks)
+        return len(state_of_app(self.gw.app).queue._tasks)  # type: ignore[attr-defined]
 
     def settle(self, timeout_s: float = 15.0) -> None:
         """Wait until no job is queued or running, twice in a row 100 ms apart."""

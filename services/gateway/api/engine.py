@@ -29,13 +29,10 @@ async def engine_status(request: Request) -> Response:
     """
     principal = await principal_of(request)
     state = state_of(request)
-    health: dict[str, str] | None = None
-    engine = getattr(state.jobs, "engine", None)
-    if engine is not None:
-        try:
-            health = dict(await asyncio.wait_for(engine.health(), HEALTH_TIMEOUT_S))
-        except Exception as exc:  # a status page reports failures, it does not fail
-            health = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+    try:
+        health = dict(await asyncio.wait_for(state.runtime.engine.health(), HEALTH_TIMEOUT_S))
+    except Exception as exc:  # a status page reports failures, it does not fail
+        health = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     return json_response(
         await status.engine_status(state.store, state.settings, health, with_counts=principal.admin)
     )

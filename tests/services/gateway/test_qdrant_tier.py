@@ -21,6 +21,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from services.gateway.state import state_of_app
 from shared.models import NewMemory
 from shared.vector_index.qdrant import QdrantVectorIndex
 from tests.fakes.qdrant import FakeQdrant
@@ -82,7 +83,7 @@ def wait_until(cond: Callable[[], bool], what: str, timeout_s: float = 15.0) -> 
 
 
 def local_qdrant(gw: GatewayHarness) -> QdrantVectorIndex:
-    engine = gw.app.state.gateway.jobs.engine
+    engine = state_of_app(gw.app).runtime.engine
     assert isinstance(engine.qdrant, QdrantVectorIndex)
     return engine.qdrant
 
