@@ -129,19 +129,15 @@ async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
             f"\t{row.type}/{row.category}\t{_preview(row.content)}"
         )
 
-    store = await Store.open(settings.db_path)
-    try:
-        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
-            report = await sweep(
-                store,
-                settings,
-                time.time(),
-                dry_run=args.dry_run,
-                on_deleted=on_deleted,
-                listener=show,
-            )
-    finally:
-        await store.close()
+    async with cli_vectors.lifecycle_runtime(settings) as (runtime, on_deleted):
+        report = await sweep(
+            runtime.store,
+            runtime.settings,
+            time.time(),
+            dry_run=args.dry_run,
+            on_deleted=on_deleted,
+            listener=show,
+        )
     kinds = ("expired", "decayed", "capacity")
     reasons = ", ".join(f"{r} {report.by_reason.get(r, 0)}" for r in kinds)
     span = f"cursor {report.cursor_start} -> {report.cursor_end}" + (
@@ -182,21 +178,17 @@ async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
         for line in made.content.splitlines():
             print("  | " + line)
 
-    store = await Store.open(settings.db_path)
-    try:
-        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
-            report = await summarize(
-                store,
-                settings,
-                time.time(),
-                older_than_days=args.older_than_days,
-                owner_id=args.owner,
-                dry_run=args.dry_run,
-                on_deleted=on_deleted,
-                listener=show,
-            )
-    finally:
-        await store.close()
+    async with cli_vectors.lifecycle_runtime(settings) as (runtime, on_deleted):
+        report = await summarize(
+            runtime.store,
+            runtime.settings,
+            time.time(),
+            older_than_days=args.older_than_days,
+            owner_id=args.owner,
+            dry_run=args.dry_run,
+            on_deleted=on_deleted,
+            listener=show,
+        )
     totals = (
         f"{report.groups} groups, {report.summarized} memories -> {report.summaries} summaries, "
         f"tokens {report.tokens_before} -> {report.tokens_after} (saved {report.tokens_saved})"

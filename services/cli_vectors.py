@@ -13,15 +13,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from shared.embedding.static import DEFAULT_FILE_NAME, build_static_table
-from shared.engine import build_engine, default_model_dir
-from shared.http_client import background_client
+from shared.engine import default_model_dir
 from shared.jobs.payloads import ReindexPayload
 from shared.jobs.reindex import reindex
 from shared.jobs.vector_sync import OnDeleted, deletion_hook
-from shared.retrieval import retention_of
-from shared.runtime import in_process_queue, open_runtime
+from shared.runtime import Runtime, in_process_queue, open_runtime
 from shared.settings import Settings
-from shared.store import Store
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,27 +36,25 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 @asynccontextmanager
-async def qdrant_deletion_hook(settings: Settings, store: Store) -> AsyncIterator[OnDeleted | None]:
-    """For the lifecycle commands (``sweep``, ``summarize``).
+async def lifecycle_runtime(settings: Settings) -> AsyncIterator[tuple[Runtime, OnDeleted | None]]:
+    """The runtime and Qdrant ``on_deleted`` hook of the lifecycle commands (sweep, summarize).
 
-    The ``on_deleted`` hook that removes deleted memories' points from Qdrant, or None when Qdrant
-    is not the vector tier.
+    The hook removes deleted memories' points from Qdrant (None when Qdrant is not the vector
+    tier).
 
     A Qdrant failure parks ``vector_delete`` jobs in the SQLite outbox (the gateway or worker
-    relays them to Redis and a worker retries them). The Qdrant client is closed on exit.
+    relays them to Redis and a worker retries them); the runtime is closed on exit.
     """
-    if settings.vector_tier != "qdrant":
-        yield None
-        return
-    http = background_client(settings)
-    engine = build_engine(settings, store, http, retention_of(settings))
+    runtime = await open_runtime(settings, in_process_queue)
     try:
-        yield deletion_hook(engine, outbox=store.outbox)
+        hook = (
+            deletion_hook(runtime.engine, outbox=runtime.store.outbox)
+            if settings.vector_tier == "qdrant"
+            else None
+        )
+        yield runtime, hook
     finally:
-        close = getattr(engine.qdrant, "close", None)
-        if close is not None:
-            await close()
-        await http.aclose()
+        await runtime.close()
 
 
 def _progress(done: int, total: int) -> None:

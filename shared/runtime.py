@@ -63,6 +63,9 @@ class Runtime:
             await self.queue.close()
         finally:
             try:
+                qdrant_close = getattr(self.engine.qdrant, "close", None)
+                if qdrant_close is not None:
+                    await qdrant_close()
                 await self.http.aclose()
             finally:
                 await self.store.close()
