@@ -101,18 +101,22 @@ async def relay_stream(
 
     kept = bytearray()
     ended = False
+    at_boundary = True  # the relayed bytes end between two events
 
     async def relay() -> AsyncIterator[bytes]:
-        nonlocal ended
+        nonlocal ended, at_boundary
         try:
             async for chunk in proxy.iter_stream(upstream, up.provider):
                 if len(kept) < SSE_CAPTURE_LIMIT:
                     kept.extend(chunk)
+                at_boundary = chunk.endswith((b"\n\n", b"\r\n\r\n"))
                 yield chunk
             ended = True
         except MnemogateError as exc:
-            # The status line is already sent: report the failure in-band and end the stream.
-            yield fmt.stream_error(exc.message, exc.type, exc.code, bytes(kept))
+            # The status line is already sent: report the failure in-band and end the stream
+            # (after a blank line when the upstream was cut inside an event).
+            event = fmt.stream_error(exc.message, exc.type, exc.code, bytes(kept))
+            yield event if at_boundary else b"\n\n" + event
         finally:
             # Runs on normal end and when the client disconnects (the task is cancelled):
             # closing the upstream response aborts the upstream request.
