@@ -23,11 +23,12 @@ in a user-role message instead (``shared/injection.py``).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from shared.errors import ConfigurationError
 
 FormatName = Literal["chat", "responses", "messages", "embeddings"]
+ProviderKind = Literal["openai", "anthropic", "ollama", "vllm", "litellm", "generic"]
 AuthStyle = Literal["bearer", "x-api-key"]
 
 _PRESETS: Final[dict[str, dict[str, Any]]] = {
@@ -41,7 +42,7 @@ _PRESETS: Final[dict[str, dict[str, Any]]] = {
     },
     "generic": {"formats": ("chat",)},
 }
-KINDS: Final[tuple[str, ...]] = tuple(_PRESETS)
+KINDS: Final[tuple[str, ...]] = get_args(ProviderKind)
 
 
 def preset(kind: str) -> dict[str, Any]:

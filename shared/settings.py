@@ -20,7 +20,7 @@ from typing import Literal
 import msgspec
 
 from shared.errors import ConfigurationError
-from shared.provider_kinds import AuthStyle, FormatName, apply_preset, preset
+from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
 
@@ -49,7 +49,7 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     system_must_be_first: bool = False
     top_level_system: bool = False
     api_key: str = ""
-    kind: str = "openai"
+    kind: ProviderKind = "openai"
     formats: tuple[FormatName, ...] = ("chat", "responses", "embeddings")
     hoists_system: bool = False
     auth: AuthStyle = "bearer"
@@ -79,7 +79,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     upstream_rejects_system_role: bool = False
     upstream_system_must_be_first: bool = False
     upstream_top_level_system: bool = False
-    upstream_kind: str = "openai"
+    upstream_kind: ProviderKind = "openai"
     providers_file: str = ""
     #: extra header names (comma-separated; ``prefix*`` matches a prefix) never forwarded to the
     #: upstream nor passed back to the client, on top of hop-by-hop headers and credentials

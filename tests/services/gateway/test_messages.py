@@ -48,9 +48,7 @@ def test_x_api_key_and_bearer_authenticate_and_the_provider_key_replaces_them(
     assert info.value.body["error"]["type"] == "authentication_error"
 
 
-def test_anthropic_headers_reach_upstream_and_upstream_headers_come_back(
-    formats_gateway, upstream
-):
+def test_anthropic_headers_reach_upstream_and_upstream_headers_come_back(formats_gateway, upstream):
     gw = formats_gateway()
     _, secret = gw.create_key()
     upstream.extra_headers = {
@@ -92,8 +90,16 @@ def test_c2_memory_after_the_cached_prefix_system_unchanged_and_learned(
     gw.wait_for_memories(lambda ms: any("bakery" in m.content for m in ms), key_id)
     upstream.reply_text = "At a bakery you do"
     history = [
-        {"role": "user", "content": [{"type": "text", "text": "I work at a bakery",
-                                      "cache_control": {"type": "ephemeral"}}]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "I work at a bakery",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        },
         {"role": "assistant", "content": "Noted."},
         {"role": "user", "content": "Where do I work?"},
     ]
@@ -102,7 +108,7 @@ def test_c2_memory_after_the_cached_prefix_system_unchanged_and_learned(
         text = client.messages.create(**kwargs).content[0].text
     elif mode == "stream_true":
         events = list(client.messages.create(stream=True, **kwargs))
-        assert [e.type for e in events][0] == "message_start"
+        assert events[0].type == "message_start"
         assert any(e.type == "message_delta" and e.usage.output_tokens == 2 for e in events)
         text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
     else:
@@ -125,17 +131,30 @@ def test_prefix_bytes_identical_across_turns(formats_gateway, upstream):
     ask(anthropic_client(gw, secret), "I work at a bakery")
     gw.wait_for_memories(lambda ms: any("bakery" in m.content for m in ms), key_id)
     system = b'[{"type": "text", "text": "Be  kind", "cache_control": {"type": "ephemeral"}}]'
-    first = b'{"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": {"type": "ephemeral"}}]}'
+    first = (
+        b'{"role": "user", "content": [{"type": "text", "text": "Hi", '
+        b'"cache_control": {"type": "ephemeral"}}]}'
+    )
+    hello = b', {"role": "assistant", "content": "Hello"}'
+    where = b', {"role": "user", "content": "Where do I work?"}'
     turns = [
-        first + b', {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Where do I work?"}',
-        first + b', {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Where do I work?"}'
-        b', {"role": "assistant", "content": "bakery"}, {"role": "user", "content": "Where do I work?"}',
+        first + hello + where,
+        first + hello + where + b', {"role": "assistant", "content": "bakery"}' + where,
     ]
     sent = []
     for messages in turns:
-        raw = b'{"model": "claude/c", "max_tokens": 9, "system": ' + system + b', "messages": [' + messages + b"]}"
-        resp = httpx.post(gw.base_url + "/v1/messages", content=raw,
-                          headers={"x-api-key": secret, "content-type": "application/json"})
+        raw = (
+            b'{"model": "claude/c", "max_tokens": 9, "system": '
+            + system
+            + b', "messages": ['
+            + messages
+            + b"]}"
+        )
+        resp = httpx.post(
+            gw.base_url + "/v1/messages",
+            content=raw,
+            headers={"x-api-key": secret, "content-type": "application/json"},
+        )
         assert resp.status_code == 200, resp.text
         assert resp.headers["x-mnemogate-memory-injected"] != "0"
         sent.append(last_call(upstream).raw)
@@ -180,16 +199,19 @@ def test_s1_stream_error_passed_through_in_anthropic_shape(formats_gateway, upst
         list(ask(anthropic_client(gw, secret), "My name is Quentin", stream=True))
     assert info.value.status_code == 529
     assert info.value.response.headers["request-id"] == "req_529"
-    assert info.value.body == {"type": "error",
-                               "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert info.value.body == {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+    }
     upstream.fail_status = None
     ask(anthropic_client(gw, secret), "I prefer Rust", stream=True)
     items = gw.wait_for_memories(lambda ms: any("Rust" in m.content for m in ms), key_id)
     assert not any("Quentin" in m.content for m in items)
 
 
-@pytest.mark.parametrize(("status", "error"), [(400, anthropic.BadRequestError),
-                                                (429, anthropic.RateLimitError)])
+@pytest.mark.parametrize(
+    ("status", "error"), [(400, anthropic.BadRequestError), (429, anthropic.RateLimitError)]
+)
 def test_upstream_4xx_pass_through(formats_gateway, upstream, status, error):
     gw = formats_gateway()
     _, secret = gw.create_key()
@@ -210,8 +232,10 @@ def test_s3_disconnect_cancels_upstream_and_mid_stream_failure_is_an_error_event
     upstream.reply_text = " ".join(f"w{i}" for i in range(30))
     upstream.stream_chunks = 30
     upstream.stream_chunk_delay_s = 0.2
-    payload = (b'{"model": "claude/c", "max_tokens": 9, "stream": true, '
-               b'"messages": [{"role": "user", "content": "My name is Zoltan"}]}')
+    payload = (
+        b'{"model": "claude/c", "max_tokens": 9, "stream": true, '
+        b'"messages": [{"role": "user", "content": "My name is Zoltan"}]}'
+    )
     sock = socket.create_connection(("127.0.0.1", gw.port), timeout=10)
     sock.sendall(
         b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

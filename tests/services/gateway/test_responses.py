@@ -63,12 +63,14 @@ def test_prefix_bytes_identical_across_turns_and_caller_fields_pass_through(
         b' "reasoning": {"effort": "low"}, "tools": [{"type": "function", "name": "f",'
         b' "parameters": {"type": "object"}}], "x-future": {"n": 1.50, "s": "caf\\u00e9"},'
     )
-    turn1 = b'[{"role": "user", "content": "I like caf\\u00e9s"}, {"role": "user", "content": "Where do I work?"}]'
-    turn2 = (
-        b'[{"role": "user", "content": "I like caf\\u00e9s"}, {"role": "user", "content": '
-        b'"Where do I work?"}, {"type": "message", "role": "assistant", "content": [{"type":'
-        b' "output_text", "text": "At a bakery"}]}, {"role": "user", "content": "Where do I work?"}]'
+    likes = b'{"role": "user", "content": "I like caf\\u00e9s"}'
+    where = b'{"role": "user", "content": "Where do I work?"}'
+    answer = (
+        b'{"type": "message", "role": "assistant", "content": [{"type": "output_text", '
+        b'"text": "At a bakery"}]}'
     )
+    turn1 = b"[" + likes + b", " + where + b"]"
+    turn2 = b"[" + likes + b", " + where + b", " + answer + b", " + where + b"]"
     sent = []
     for items in (turn1, turn2):
         raw = b'{"model": "m", ' + caller + b' "input": ' + items + b"}"
@@ -128,9 +130,11 @@ def test_s1_stream_error_status_is_passed_through_and_nothing_learned(formats_ga
     upstream.fail_status = 500
     upstream.extra_headers = {"x-request-id": "req_up_1"}
     with pytest.raises(openai.InternalServerError) as info:
-        list(openai_client(gw, secret).responses.create(
-            model="m", input="My name is Quentin", stream=True
-        ))
+        list(
+            openai_client(gw, secret).responses.create(
+                model="m", input="My name is Quentin", stream=True
+            )
+        )
     assert info.value.status_code == 500
     assert info.value.response.headers["x-request-id"] == "req_up_1"
     assert info.value.body["code"] == "boom"
@@ -170,9 +174,11 @@ def test_mid_stream_failure_ends_with_an_error_event(formats_gateway, upstream):
     upstream.reply_text = " ".join(f"w{i}" for i in range(20))
     upstream.stream_chunks = 20
     upstream.stream_chunk_delay_s = 0.3
-    events = list(openai_client(gw, secret).responses.create(
-        model="m", input="My name is Timothy", stream=True
-    ))
+    events = list(
+        openai_client(gw, secret).responses.create(
+            model="m", input="My name is Timothy", stream=True
+        )
+    )
     assert events[0].type == "response.created"
     last = events[-1]
     assert last.type == "error"
@@ -182,9 +188,14 @@ def test_mid_stream_failure_ends_with_an_error_event(formats_gateway, upstream):
     assert not any("Timothy" in m.content for m in gw.memories(key_id))
 
 
-@pytest.mark.parametrize(("status", "error"), [(400, openai.BadRequestError),
-                                                (429, openai.RateLimitError),
-                                                (503, openai.InternalServerError)])
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (400, openai.BadRequestError),
+        (429, openai.RateLimitError),
+        (503, openai.InternalServerError),
+    ],
+)
 def test_upstream_errors_pass_through_with_status_headers_and_body(
     formats_gateway, upstream, status, error
 ):
@@ -197,8 +208,14 @@ def test_upstream_errors_pass_through_with_status_headers_and_body(
     assert info.value.status_code == status
     assert info.value.response.headers["retry-after"] == "7"
     assert info.value.response.headers["x-ratelimit-remaining-requests"] == "0"
-    assert info.value.body == {"message": "upstream exploded", "type": "server_error",
-                               "code": "boom"}
-    raw = httpx.post(gw.base_url + "/v1/responses", json={"model": "m", "input": "x"},
-                     headers={"authorization": f"Bearer {secret}"})
+    assert info.value.body == {
+        "message": "upstream exploded",
+        "type": "server_error",
+        "code": "boom",
+    }
+    raw = httpx.post(
+        gw.base_url + "/v1/responses",
+        json={"model": "m", "input": "x"},
+        headers={"authorization": f"Bearer {secret}"},
+    )
     assert json.loads(raw.content) == {"error": info.value.body}

@@ -45,7 +45,13 @@ def test_chat_keeps_every_caller_byte_before_the_block():
     assert b'{"role": "system", "content": "Be  brief", "cache": {"a": 1e3}}' in out
     assert b'{"role": "assistant", "content": "ok"},{"role":"system"' in out
     body = json.loads(out)
-    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "system", "user"]
+    assert [m["role"] for m in body["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "system",
+        "user",
+    ]
     assert body["messages"][3]["content"] == BLOCK
 
 
@@ -76,7 +82,11 @@ def test_responses_string_input_becomes_block_then_user_item():
 def test_responses_block_goes_before_the_newest_user_item():
     items = [
         {"role": "user", "content": [{"type": "input_text", "text": "I bake bread"}]},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "ok"}],
+        },
         {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c1", "output": "42"},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Where?"}]},
@@ -158,7 +168,10 @@ def test_messages_block_position_after_tool_results_and_breakpoints(content, exp
 def test_messages_query_skips_tool_result_only_turns_and_learning_reads_user_text():
     messages = [
         {"role": "user", "content": "My name is Ada"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "4"}]},
     ]
     parsed = MESSAGES.parse(json.dumps({"model": "c", "messages": messages}).encode())
