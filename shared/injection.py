@@ -341,42 +341,55 @@ def inject(
         else:
             new_system = block
         return InjectionResult(messages=out, system=new_system, injected=True, system_changed=True)
-
-    def done(index: int, role: str) -> InjectionResult:
-        return InjectionResult(
-            messages=out, system=body_system, injected=True, index=index, role=role
-        )
-
     if caps.rejects_system_role or caps.hoists_system:
-        if strategy != "before_last_user":
-            target = out[last_user]
-            merged = _with_text(target.get("content"), block, prepend=True)
-            if merged is not None:
-                out[last_user] = {**target, "content": merged}
-                return done(last_user, "user")
-        out.insert(last_user, {"role": "user", "content": block})
-        return done(last_user, "user")
+        index, role = _place_user_role(out, block, strategy, last_user)
+    elif caps.system_must_be_first:
+        index, role = _place_first(out, block)
+    else:
+        index, role = _place_system(out, block, strategy, last_user)
+    return InjectionResult(messages=out, system=body_system, injected=True, index=index, role=role)
 
-    if caps.system_must_be_first:
-        first = out[0]
-        if first.get("role") in _SYSTEM_ROLES:
-            merged = _with_text(first.get("content"), block, prepend=False)
-            if merged is not None:
-                out[0] = {**first, "content": merged}
-                return done(0, str(first["role"]))
-        out.insert(0, {"role": "system", "content": block})
-        return done(0, "system")
 
+def _place_user_role(
+    out: list[dict[str, Any]], block: str, strategy: str, last_user: int
+) -> tuple[int, str]:
+    """No system role: a user message at ``last_user``, or merged into that message."""
+    if strategy != "before_last_user":
+        target = out[last_user]
+        merged = _with_text(target.get("content"), block, prepend=True)
+        if merged is not None:
+            out[last_user] = {**target, "content": merged}
+            return last_user, "user"
+    out.insert(last_user, {"role": "user", "content": block})
+    return last_user, "user"
+
+
+def _place_first(out: list[dict[str, Any]], block: str) -> tuple[int, str]:
+    """One leading system message: appended to the caller's, or a new one at 0."""
+    first = out[0]
+    if first.get("role") in _SYSTEM_ROLES:
+        merged = _with_text(first.get("content"), block, prepend=False)
+        if merged is not None:
+            out[0] = {**first, "content": merged}
+            return 0, str(first["role"])
+    out.insert(0, {"role": "system", "content": block})
+    return 0, "system"
+
+
+def _place_system(
+    out: list[dict[str, Any]], block: str, strategy: str, last_user: int
+) -> tuple[int, str]:
+    """Default provider: a system message at ``last_user`` or at 0, or a system-prompt prefix."""
     if strategy == "before_last_user":
         out.insert(last_user, {"role": "system", "content": block})
-        return done(last_user, "system")
+        return last_user, "system"
     if strategy == "system_prompt_prefix":
         for i, msg in enumerate(out):
             if msg.get("role") in _SYSTEM_ROLES:
                 merged = _with_text(msg.get("content"), block, prepend=True)
                 if merged is not None:
                     out[i] = {**msg, "content": merged}
-                    return done(i, str(msg["role"]))
+                    return i, str(msg["role"])
                 break
     out.insert(0, {"role": "system", "content": block})
-    return done(0, "system")
+    return 0, "system"

@@ -83,6 +83,7 @@ class UpstreamReply:
     """A fully read upstream answer: status, all response headers, body bytes."""
 
     def __init__(self, status: int, headers: CIMultiDictProxy[str], body: bytes):
+        """Hold ``status``, ``headers`` and ``body`` as read."""
         self.status = status
         self.headers = headers
         self.body = body
