@@ -16,7 +16,6 @@ import secrets
 import time
 from dataclasses import dataclass
 
-import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -108,7 +107,7 @@ async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> 
     if found.block:
         try:
             placed = call.fmt.place(fields, found.block, placement_for(call))
-        except (msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError):
+        except Exception:  # memory must never fail a request (docs/ARCHITECTURE.md)
             log.exception("memory placement failed; forwarding unchanged")
             headers["x-mnemogate-memory-degraded"] = "placement_error"
     if placed is None:
@@ -124,10 +123,11 @@ def after_success(
     """The callback run after a successful exchange: record access, enqueue learning from the
     user's turns (the assistant text travels as context only)."""
     state = call.state
-    turns = call.parsed.user_turns if switches.learn else []
+    parsed = call.parsed
 
     async def done(assistant_text: str) -> None:
         try:
+            turns = parsed.user_turns if switches.learn else []
             if memory_ids and state.access is not None:
                 state.access.add(scope.owner_id, scope.user_id, memory_ids)
             if turns and turns[-1].strip():

@@ -8,6 +8,7 @@ look on its route. The request flow in ``services/gateway/pipeline.py`` is forma
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -30,8 +31,8 @@ class ParsedRequest:
     ``model``: the requested model (may carry a ``provider/`` prefix). ``stream``: SSE wanted.
     ``end_user``: the end-user id the body names (``user``, ``metadata.user_id``...), or ``""``.
     ``query``: the recall query (newest user input, memory blocks removed), ``""`` if none.
-    ``user_turns``: the learning source, every user input text oldest first (never assistant
-    text).
+    ``learning_turns``: computes the learning source, every user input text oldest first
+    (never assistant text); called off the request path, after the answer was sent.
     """
 
     raw: bytes
@@ -40,7 +41,12 @@ class ParsedRequest:
     stream: bool = False
     end_user: str = ""
     query: str = ""
-    user_turns: list[str] = field(default_factory=list)
+    learning_turns: Callable[[], list[str]] = list
+
+    @property
+    def user_turns(self) -> list[str]:
+        """The learning source (computed on each access)."""
+        return self.learning_turns()
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,25 @@ def _plain(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return [{"role": m.role, "content": m.content} for m in messages]
 
 
+class _Role(msgspec.Struct, frozen=True):
+    role: str = ""
+
+
+def _insert_before_last_user(
+    fields: rawjson.Fields, block: str, placement: Placement
+) -> rawjson.Fields:
+    """The common case of :func:`shared.injection.inject` without decoding the messages: a
+    new message at the last user message's index, every message kept as raw bytes."""
+    raws = rawjson.raw_items(fields["messages"])
+    roles = msgspec.json.decode(fields["messages"], type=list[_Role])
+    at = next((i for i in range(len(roles) - 1, -1, -1) if roles[i].role == "user"), None)
+    if at is None:
+        return fields
+    caps = placement.caps
+    role = "user" if caps.rejects_system_role or caps.hoists_system else "system"
+    return {**fields, "messages": [*raws[:at], {"role": role, "content": block}, *raws[at:]]}
+
+
 class ChatFormat:
     """The chat-completions format (see the module docstring)."""
 
@@ -63,11 +82,16 @@ class ChatFormat:
             stream=req.stream is True,
             end_user=req.user or "",
             query=newest_user_text(plain),
-            user_turns=all_user_texts(plain),
+            learning_turns=lambda: all_user_texts(plain),
         )
 
     def place(self, fields: rawjson.Fields, block: str, placement: Placement) -> rawjson.Fields:
         """Inject ``block`` into ``messages`` (and ``system`` for top-level-system providers)."""
+        caps = placement.caps
+        if placement.strategy == "before_last_user" and not (
+            caps.top_level_system or caps.system_must_be_first
+        ):
+            return _insert_before_last_user(fields, block, placement)
         raws = rawjson.raw_items(fields["messages"])
         messages = [rawjson.generic(r) for r in raws]
         system = rawjson.generic(fields["system"]) if "system" in fields else None

@@ -84,6 +84,15 @@ def _user_texts(messages: list[Message]) -> list[str]:
     return texts
 
 
+def _newest_user_text(messages: list[Message]) -> str:
+    for m in reversed(messages):
+        if m.role == "user":
+            text = strip_memory_block(text_of_parts(m.content, _TEXT))
+            if text.strip():
+                return text
+    return ""
+
+
 def block_position(content: list[Any]) -> int:
     """Where the block goes in a content list: after the last ``tool_result`` block and after
     the last block with ``cache_control``; 0 when there is neither."""
@@ -112,15 +121,14 @@ class MessagesFormat:
         """Validate ``raw`` (model; non-empty messages with role user/assistant and string or
         list content; system/stream/metadata types)."""
         req = rawjson.decode_typed(raw, MessagesRequest)
-        turns = _user_texts(req.messages)
         return ParsedRequest(
             raw=raw,
             fields=rawjson.decode_fields(raw),
             model=req.model,
             stream=req.stream is True,
             end_user=(req.metadata.user_id or "") if req.metadata else "",
-            query=turns[-1] if turns else "",
-            user_turns=turns,
+            query=_newest_user_text(req.messages),
+            learning_turns=lambda: _user_texts(req.messages),
         )
 
     def place(

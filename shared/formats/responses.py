@@ -109,7 +109,7 @@ class ResponsesFormat:
             stream=req.stream is True,
             end_user=req.user or req.safety_identifier or "",
             query=newest_user_text(plain),
-            user_turns=all_user_texts(plain),
+            learning_turns=lambda: all_user_texts(plain),
         )
 
     def place(
