@@ -17,6 +17,7 @@ Upstream → client: every header is passed back (``retry-after``, ``x-ratelimit
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -75,6 +76,12 @@ class HeaderPolicy:
     def strips(self, name: str) -> bool:
         """True when ``name`` (lower case) is one of the configured extra names."""
         return name in self.names or name.startswith(self.prefixes or ("\0",))
+
+
+@functools.lru_cache(maxsize=8)
+def header_policy(spec: str) -> HeaderPolicy:
+    """:meth:`HeaderPolicy.parse` of ``spec``, cached (the setting rarely changes)."""
+    return HeaderPolicy.parse(spec)
 
 
 def _connection_tokens(pairs: Iterable[tuple[str, str]]) -> set[str]:

@@ -22,7 +22,7 @@ from starlette.responses import Response
 from services.gateway import proxy
 from services.gateway.auth import authenticate_client
 from services.gateway.body import read_body
-from services.gateway.headers import HeaderPolicy, upstream_request_headers
+from services.gateway.headers import HeaderPolicy, header_policy, upstream_request_headers
 from services.gateway.relay import OnSuccess, Upstream, relay_json, relay_stream
 from services.gateway.state import GatewayState
 from services.gateway.switches import Switches, memory_switches, request_scope
@@ -103,6 +103,7 @@ async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> 
     )
     if found.degraded:
         headers["x-mnemogate-memory-degraded"] = found.degraded
+    headers["x-mnemogate-memory-tier"] = found.tier
     placed = None
     if found.block:
         try:
@@ -111,9 +112,10 @@ async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> 
             log.exception("memory placement failed; forwarding unchanged")
             headers["x-mnemogate-memory-degraded"] = "placement_error"
     if placed is None:
+        if found.block:
+            headers["x-mnemogate-memory-tier"] = "none"
         return MemoryOutcome(fields, headers, [])
     headers["x-mnemogate-memory-injected"] = str(len(found.memory_ids))
-    headers["x-mnemogate-memory-tier"] = found.tier
     return MemoryOutcome(placed, headers, found.memory_ids)
 
 
@@ -172,7 +174,7 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     scope = request_scope(request, call.key, call.parsed.end_user)
     switches = memory_switches(request, call.state.settings, call.provider, call.key)
     memory = await remember(call, scope, switches, now)
-    policy = HeaderPolicy.parse(call.state.settings.strip_headers)
+    policy = header_policy(call.state.settings.strip_headers)
     up = _upstream(call, request, memory.fields, policy)
     on_success = after_success(call, scope, switches, memory.memory_ids, now)
     relay = relay_stream if call.parsed.stream else relay_json
@@ -183,6 +185,6 @@ async def serve_plain(request: Request, fmt: WireFormat) -> Response:
     """Handle one request of a route without memory (embeddings): authenticated pass-through,
     the body forwarded byte for byte unless the ``provider/`` model prefix is stripped."""
     call = await begin(request, fmt)
-    policy = HeaderPolicy.parse(call.state.settings.strip_headers)
+    policy = header_policy(call.state.settings.strip_headers)
     up = _upstream(call, request, call.parsed.fields, policy)
     return await relay_json(up, {}, policy, None, fmt)

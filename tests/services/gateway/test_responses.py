@@ -219,3 +219,27 @@ def test_upstream_errors_pass_through_with_status_headers_and_body(
         headers={"authorization": f"Bearer {secret}"},
     )
     assert json.loads(raw.content) == {"error": info.value.body}
+
+
+def test_client_headers_reach_the_upstream_with_the_provider_key(formats_gateway, upstream):
+    gw = formats_gateway()
+    _, secret = gw.create_key()
+    client = openai.OpenAI(
+        base_url=gw.base_url + "/v1",
+        api_key=secret,
+        organization="org-1",
+        project="proj-1",
+        max_retries=0,
+        default_headers={"HTTP-Referer": "https://app.example", "X-Title": "App"},
+    )
+    upstream.extra_headers = {"openai-processing-ms": "8", "x-request-id": "req_r"}
+    raw = client.responses.with_raw_response.create(model="m", input="hi")
+    assert raw.headers["openai-processing-ms"] == "8"
+    assert raw.headers["x-request-id"] == "req_r"
+    sent = last_call(upstream).headers
+    assert sent["openai-organization"] == "org-1"
+    assert sent["openai-project"] == "proj-1"
+    assert sent["http-referer"] == "https://app.example"
+    assert sent["x-title"] == "App"
+    assert sent["authorization"] == "Bearer sk-upstream-test"
+    assert sent["user-agent"].startswith("OpenAI/Python")

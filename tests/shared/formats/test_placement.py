@@ -12,7 +12,7 @@ from shared.formats.base import Placement
 from shared.formats.chat import CHAT
 from shared.formats.messages import MESSAGES, block_position
 from shared.formats.responses import RESPONSES
-from shared.injection import ProviderCapabilities
+from shared.injection import ProviderCapabilities, inject
 
 BLOCK = "<recalled_memories>\nUser works at a bakery\n</recalled_memories>"
 
@@ -195,3 +195,38 @@ def test_messages_query_skips_tool_result_only_turns_and_learning_reads_user_tex
 def test_messages_bad_input_is_invalid_request(raw):
     with pytest.raises(InvalidRequest):
         MESSAGES.parse(raw)
+
+
+@pytest.mark.parametrize(
+    ("caps", "role"),
+    [
+        (ProviderCapabilities(), "system"),
+        (ProviderCapabilities(hoists_system=True), "user"),
+        (ProviderCapabilities(rejects_system_role=True), "user"),
+    ],
+)
+def test_chat_fast_path_matches_inject(caps, role):
+    raw = (
+        b'{"model":"m","messages":[{"role":"system","content":"s","name":"x"},'
+        b'{"role":"user","content":"a"},{"role":"assistant","content":"b"},'
+        b'{"role":"user","content":"c"}]}'
+    )
+    body = json.loads(placed(CHAT, raw, Placement(caps=caps)))
+    expected = inject(json.loads(raw)["messages"], BLOCK, caps=caps).messages
+    assert body["messages"] == expected
+    assert body["messages"][3] == {"role": role, "content": BLOCK}
+
+
+def test_chat_merge_paths_keep_unknown_message_fields():
+    raw = (
+        b'{"model":"m","messages":[{"role":"system","content":"Be kind","name":"boss"},'
+        b'{"role":"user","content":"hi"}]}'
+    )
+    caps = ProviderCapabilities(system_must_be_first=True)
+    body = json.loads(placed(CHAT, raw, Placement(caps=caps)))
+    assert body["messages"][0] == {
+        "role": "system",
+        "content": "Be kind\n\n" + BLOCK,
+        "name": "boss",
+    }
+    assert body["messages"][1] == {"role": "user", "content": "hi"}
