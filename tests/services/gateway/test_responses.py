@@ -169,7 +169,7 @@ def test_s3_client_disconnect_cancels_upstream(formats_gateway, upstream):
 
 
 def test_mid_stream_failure_ends_with_an_error_event(formats_gateway, upstream):
-    gw = formats_gateway(upstream_timeout_s=1.0)
+    gw = formats_gateway(upstream_timeout_s=2.0)
     key_id, secret = gw.create_key()
     upstream.reply_text = " ".join(f"w{i}" for i in range(20))
     upstream.stream_chunks = 20
