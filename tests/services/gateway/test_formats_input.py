@@ -1,5 +1,6 @@
 """Bad input on every client route gets a 4xx in that route's own error shape, never a 5xx;
-embeddings pass through; header fidelity on the chat route; C3 (non-ASCII bearer) is a 401."""
+embeddings pass through; header fidelity on the chat route; a bearer token with non-ASCII
+bytes is a 401."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``POST /v1/messages`` through the official ``anthropic`` client against a fake Anthropic
 upstream: system and cache breakpoints byte-identical, memory after the cached prefix, x-api-key
-and Bearer auth, headers both ways, Anthropic error shape, streaming (S1-S3), memories shared
-across formats."""
+and Bearer auth, headers both ways, Anthropic error shape, streaming (error before the first
+byte, learning after a full stream, disconnect), memories shared across formats."""
 
 from __future__ import annotations
 

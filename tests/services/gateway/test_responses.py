@@ -1,6 +1,7 @@
-"""``POST /v1/responses`` through the official ``openai`` client against a fake Responses
-upstream: memory as an input item, caller fields untouched, prefix bytes stable, learning,
-streaming (S1-S3) and pass-through of upstream errors."""
+"""``POST /v1/responses`` through the official ``openai`` client against a fake Responses upstream:
+memory as an input item, caller fields untouched, prefix bytes stable, learning, streaming
+(error before the first byte, learning after a full stream, disconnect) and pass-through of
+upstream errors."""
 
 from __future__ import annotations
 
