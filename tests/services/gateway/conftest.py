@@ -18,8 +18,8 @@ ANTHROPIC_KEY_ENV = "MNEMOGATE_TEST_ANTHROPIC_KEY"
 @pytest.fixture
 def formats_gateway(gateway_factory, upstream, tmp_path, monkeypatch) -> Iterator[Any]:
     """``formats_gateway(**overrides)``: a gateway whose providers file adds ``claude`` (kind
-    anthropic, key from the environment). Recall gets a generous time budget: these tests check
-    placement, not latency, on a loaded machine."""
+    anthropic, key from the environment) and ``local`` (kind ollama, no key). Recall gets a
+    generous time budget: these tests check placement, not latency, on a loaded machine."""
     monkeypatch.setenv(ANTHROPIC_KEY_ENV, "sk-ant-upstream-test")
     providers = tmp_path / "providers.toml"
     providers.write_text(
@@ -28,6 +28,10 @@ def formats_gateway(gateway_factory, upstream, tmp_path, monkeypatch) -> Iterato
         'kind = "anthropic"\n'
         f'base_url = "{upstream.base_url}"\n'
         f'api_key_env = "{ANTHROPIC_KEY_ENV}"\n'
+        "[[providers]]\n"
+        'name = "local"\n'
+        'kind = "ollama"\n'
+        f'base_url = "{upstream.base_url}"\n'
     )
 
     def make(**overrides: Any) -> GatewayHarness:

@@ -75,6 +75,8 @@ def test_bad_input_is_a_400_in_the_route_shape(formats_gateway, upstream, route)
     for content in BAD[route] + COMMON_BAD:
         resp = post(gw, route, content, {"authorization": f"Bearer {secret}"})
         assert assert_route_error(route, resp, 400) == "invalid_request_error", content[:80]
+    wrong_method = httpx.get(gw.base_url + ROUTES[route][0], headers={"x-api-key": secret})
+    assert assert_route_error(route, wrong_method, 405) == "invalid_request_error"
     assert upstream.calls == [] and upstream.requests == []
 
 
@@ -179,3 +181,26 @@ def test_chat_headers_are_forwarded_and_passed_back(formats_gateway, upstream):
     assert "x-internal-trace" not in resp.headers and "set-cookie" not in resp.headers
     assert resp.headers["content-type"] == "application/json"
     assert resp.headers.get_list("server") == ["uvicorn"]
+
+
+def test_hoisting_provider_gets_the_block_in_a_user_message(formats_gateway, upstream):
+    gw = formats_gateway()
+    key_id, secret = gw.create_key()
+    client = openai_client(gw, secret)
+    client.chat.completions.create(
+        model="local/llama3", messages=[{"role": "user", "content": "I work at a bakery"}]
+    )
+    gw.wait_for_memories(lambda ms: any("bakery" in m.content for m in ms), key_id)
+    history = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Where do I work?"},
+    ]
+    client.chat.completions.create(model="local/llama3", messages=history)
+    sent = upstream.requests[-1]
+    assert sent["model"] == "llama3"
+    assert "authorization" not in upstream.headers[-1]  # no key configured for "local"
+    assert [m["role"] for m in sent["messages"]] == ["system", "user", "user"]
+    assert sent["messages"][0] == history[0]
+    assert "bakery" in sent["messages"][1]["content"]
+    with pytest.raises(openai.BadRequestError):  # ollama preset: no responses route
+        client.responses.create(model="local/llama3", input="hi")
