@@ -25,10 +25,6 @@ IN_FLIGHT: dict[str, str] = {
     "shared/store/memories/__init__.py": "engine (keyword search in the memories store)",
     "shared/learning.py": "quality (learning split into steps)",
     "shared/sensitive.py": "security",
-    "shared/injection.py": "formats (injection placement)",
-    "services/gateway/chat.py": "formats (typed request structs)",
-    "services/gateway/proxy.py": "formats",
-    "services/gateway/body.py": "formats",
 }
 
 
