@@ -7,8 +7,8 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from services.gateway.state import GatewayState
-from shared.store.integrity import IntegrityProbe, is_corrupt
+from services.gateway.state import GatewayState, state_of
+from shared.store.integrity import is_corrupt
 
 READY_CHECK_TIMEOUT_S = 1.0
 
@@ -24,9 +24,7 @@ async def _indexes(state: GatewayState, checks: dict[str, str]) -> bool:
     Returns False when an index is corrupt (see :mod:`shared.store.integrity`).
     """
     if state.integrity is None:
-        state.integrity = IntegrityProbe(
-            state.settings.db_path, state.settings.integrity_check_interval_s
-        )
+        return True
     found = await state.integrity.checks(READY_CHECK_TIMEOUT_S)
     checks.update(found)
     return not is_corrupt(found)
@@ -43,7 +41,7 @@ async def readyz(request: Request) -> Response:
     ``embedding`` (signature, ``warming_up`` or ``none``), ``sqlite_vec`` and ``qdrant``
     health, ``reindex_pending``.
     """
-    state: GatewayState = request.app.state.gateway
+    state = state_of(request)
     checks: dict[str, str] = {}
     ok = True
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 
@@ -15,7 +15,9 @@ from tests.waiting import READY_TIMEOUT_S
 class ThreadedUvicorn:
     """``start()`` serves ``app`` on ``port`` until ``stop()``; ``lifespan`` as in uvicorn."""
 
-    def __init__(self, app: Any, port: int, *, lifespan: str = "off") -> None:
+    def __init__(
+        self, app: Any, port: int, *, lifespan: Literal["auto", "on", "off"] = "off"
+    ) -> None:
         config = uvicorn.Config(
             app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan
         )

@@ -25,27 +25,27 @@ from services.gateway.api.openapi_rules import (
 from services.gateway.api.openapi_schemas import EXTRA_SCHEMAS, REF
 from services.gateway.api.openapi_schemas import OBJECT as _OBJECT
 from shared.errors import InvalidRequest
-from shared.management import (
+from shared.memory_api import (
     BulkDelete,
     ExportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
     MemoryPage,
-    MemoryUpdate,
     MemoryView,
     PreviewResult,
     ReindexRequest,
     SearchPreview,
     SummarizeRequest,
 )
-from shared.store.management import ImportRow
+from shared.models import MemoryChanges
+from shared.store.memories.export_import import ImportRow
 
 STRUCTS: tuple[type[msgspec.Struct], ...] = (
     MemoryView,
     MemoryPage,
     MemoryCreate,
-    MemoryUpdate,
+    MemoryChanges,
     BulkDelete,
     SearchPreview,
     PreviewResult,
@@ -156,7 +156,7 @@ OPERATIONS: tuple[Op, ...] = (
         path="/api/memory/{id}",
         method="patch",
         summary="Update content, type, category, key, metadata, expiry (re-embeds if needed)",
-        body="MemoryUpdate",
+        body="MemoryChanges",
         response="MemoryView",
         path_id=True,
     ),
@@ -320,8 +320,9 @@ def openapi_document(variant: str = "client") -> dict[str, Any]:
 
 
 async def openapi_json(request: Request) -> Response:
-    """``GET /api/openapi.json[?for=admin|client]`` → the OpenAPI document for that principal
-    (default ``client``; no authentication).
+    """``GET /api/openapi.json[?for=admin|client]`` → the document for that principal.
+
+    The default is ``client``; no authentication.
 
     Raises:
         InvalidRequest: an unknown parameter or ``for`` value.

@@ -85,8 +85,11 @@ def apply_principal(schemas: dict[str, Any], admin: bool) -> dict[str, Any]:
 
 
 def extra_errors(path: str, method: str, has_body: bool) -> dict[str, tuple[str, str]]:
-    """Error statuses of one operation beyond the common ones: 413 with a body, 409 on a memory
-    edit (the new key is taken). Values are (description, schema name)."""
+    """Error statuses of one operation beyond the common ones.
+
+    413 with a body, 409 on a memory edit (the new key is taken). Values are (description,
+    schema name).
+    """
     out = {"413": ("The body exceeds MNEMOGATE_MAX_BODY_BYTES", "Error")} if has_body else {}
     if path == "/api/memory/{id}" and method == "patch":
         out["409"] = ("The new key is used by another memory of the owner", "Error")

@@ -1,5 +1,7 @@
-"""Hand-written component schemas of the management API's OpenAPI document: responses built
-from plain dicts (errors, counts, stats, engine status, settings view), not from msgspec structs.
+"""Hand-written component schemas of the management API's OpenAPI document.
+
+Responses built from plain dicts (errors, counts, stats, engine status, settings view), not from
+msgspec structs.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def readyz(gw: GatewayHarness) -> httpx.Response:
 
 
 def seed(gw: GatewayHarness, count: int = 300) -> None:
-    async def go(store):  # type: ignore[no-untyped-def]
+    async def go(store):
         for i in range(count):
             await store.writes.upsert(
                 NewMemory(owner_id="k", content=f"memory {i} about tea, coffee and cake {i % 7}")

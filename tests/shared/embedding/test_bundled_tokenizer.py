@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_the_bundled_tokenizer_is_the_models_own():
     package, resource = TOKENIZER_RESOURCES[0]
     assert package == "shared.embedding"
-    folder = importlib.resources.files(package).joinpath(resource).parent
+    folder = Path(str(importlib.resources.files(package).joinpath(resource))).parent
     data = folder.joinpath("tokenizer.json").read_bytes()
     assert hashlib.sha256(data).hexdigest() == SHA256
     assert tokenizer_json().encode("utf-8") == data
