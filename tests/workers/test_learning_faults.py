@@ -87,7 +87,8 @@ def test_worker_killed_mid_batch_then_restarted_stores_every_effect_once(
     migrate(db)
     n = 400
     asyncio.run(enqueue_all(redis_url, db, [learn_payload(i) for i in range(n)]))
-    proc = worker_process(db, job_timeout_s="1")
+    # 5 s per job: a loaded machine must not time jobs out (1 s dead-lettered 86 of 400 there)
+    proc = worker_process(db, job_timeout_s="5")
 
     def stored() -> int:
         return int(sql(db, "SELECT COUNT(*) FROM memories")[0][0])
@@ -99,10 +100,10 @@ def test_worker_killed_mid_batch_then_restarted_stores_every_effect_once(
     assert 0 < at_kill < 2 * n, "the kill must land in the middle of the batch"
 
     # restart: jobs the dead worker held run again once their in-progress lock expires
-    # (job_timeout_s 1 + 2 s margin + arq's 10 s); --burst exits when the queue is drained
+    # (job_timeout_s 5 + 2 s margin + arq's 10 s); --burst exits when the queue is drained
     started = time.monotonic()
-    again = worker_process(db, "--burst", job_timeout_s="1")
-    assert again.wait(timeout=60) == 0
+    again = worker_process(db, "--burst", job_timeout_s="5")
+    assert again.wait(timeout=2 * READY_TIMEOUT_S) == 0
     print(
         f"stored at kill: {at_kill}/{2 * n}; restart drained in {time.monotonic() - started:.1f}s"
     )
