@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import msgspec
 
 from shared.control_chars import strip_control_chars
+from shared.engine import Engine
 from shared.errors import InvalidRequest, JobError, NotFound, PermissionDenied
 from shared.fts_query import build_match_query
 from shared.jobs.handlers import HANDLERS
@@ -169,6 +170,21 @@ class SearchPreview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     session_id: str | None = None
     strategy: RetrievalStrategy | None = None
     budget: int | None = None
+    #: also list the candidates recall dropped and why (floor, duplicate, cap, budget)
+    explain: bool = False
+
+
+class DroppedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate recall did not inject: ``reason`` ∈ floor | duplicate | cap | budget (see
+    :mod:`shared.recall_explain`), its per-leg ranks and scores, tokens and the memory."""
+
+    reason: str
+    keyword_rank: int | None
+    vector_rank: int | None
+    keyword_score: float | None
+    vector_score: float | None
+    tokens: int
+    memory: MemoryView
 
 
 class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -182,6 +198,8 @@ class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
     keyword_score: float | None
     vector_score: float | None
     memory: MemoryView
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
 
 
 class PreviewResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -196,6 +214,10 @@ class PreviewResult(msgspec.Struct, frozen=True, kw_only=True):
     tokens_used: int
     embedding_source: str
     vector_tier: str
+    #: the exact memory block that would be injected ("" when nothing would be)
+    block: str = ""
+    #: with ``explain``: the candidates recall dropped, best-ranked first, with the reason
+    dropped: list[DroppedMemory] | None = None
 
 
 class JobAccepted(msgspec.Struct, frozen=True, kw_only=True):
@@ -574,7 +596,12 @@ async def import_lines(
 
 
 async def search_preview(
-    store: Store, settings: Settings, p: Principal, body: SearchPreview, now: float
+    store: Store,
+    settings: Settings,
+    p: Principal,
+    body: SearchPreview,
+    now: float,
+    engine: Engine | None = None,
 ) -> PreviewResult:
     """Run the recall code path (:func:`shared.retrieval.recall`) for ``body`` and show the
     ranking. Read-only: no access is recorded.
@@ -598,7 +625,7 @@ async def search_preview(
         changed["recall_max_tokens"] = body.budget
     effective = msgspec.structs.replace(settings, **changed) if changed else settings
     scope = Scope(owner_id=owner, user_id=body.user_id, session_id=body.session_id)
-    result = await recall(store.memories, scope, body.query, effective, now)
+    result = await recall(store.memories, scope, body.query, effective, now, engine)
     # Per-leg scores: exposed by the hybrid recall when it provides them; a keyword-only recall's
     # final score is its keyword score.
     keyword_scores: dict[int, float] = dict(getattr(result, "keyword_scores", None) or {})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import msgspec
@@ -21,7 +22,9 @@ from shared.injection import (
     inject,
     newest_user_text,
 )
+from shared.metrics import note_recall
 from shared.models import Scope
+from shared.ranking import estimate_tokens
 from shared.retrieval import recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
@@ -37,9 +40,32 @@ class MemoryPlan(msgspec.Struct, kw_only=True):
     memory_ids: list[int]
     tier: str
     degraded: str | None = None
+    #: estimated tokens of the injected memory block (0 when nothing was injected)
+    tokens: int = 0
 
 
 async def plan_memory(
+    store: Store,
+    detector: SensitiveDetector,
+    settings: Settings,
+    scope: Scope,
+    body: dict[str, Any],
+    caps: ProviderCapabilities,
+    now: float,
+    engine: Engine | None = None,
+) -> MemoryPlan:
+    """:func:`plan_memory_untimed`, timed and recorded in the metrics
+    (:func:`shared.metrics.note_recall`: duration by tier, injected count and tokens, degradation).
+    """
+    started = time.perf_counter()
+    plan = await plan_memory_untimed(store, detector, settings, scope, body, caps, now, engine)
+    note_recall(
+        time.perf_counter() - started, plan.tier, len(plan.memory_ids), plan.tokens, plan.degraded
+    )
+    return plan
+
+
+async def plan_memory_untimed(
     store: Store,
     detector: SensitiveDetector,
     settings: Settings,
@@ -83,9 +109,10 @@ async def plan_memory(
         )
         for m in result.memories
     ]
+    block = format_memory_block(recalled)
     placed = inject(
         messages,
-        format_memory_block(recalled),
+        block,
         settings.injection_strategy,
         caps,
         body.get("system"),
@@ -101,4 +128,5 @@ async def plan_memory(
         memory_ids=[m.id for m in result.memories],
         tier=result.tier,
         degraded=result.degraded,
+        tokens=estimate_tokens(block),
     )

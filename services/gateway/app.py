@@ -17,6 +17,7 @@ import httpx
 from arq.connections import ArqRedis
 from redis.asyncio import ConnectionPool
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from services.gateway import proxy
@@ -26,8 +27,11 @@ from services.gateway.chat import chat_completions
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
+from services.gateway.metrics_route import metrics
 from services.gateway.models import list_models
+from services.gateway.observe import ObserveMiddleware
 from services.gateway.state import GatewayState
+from services.gateway.ui import UI_ROUTES
 from shared.errors import StoreError
 from shared.jobs.access import AccessBatcher
 from shared.jobs.context import JobContext, build_job_context
@@ -194,10 +198,17 @@ def create_app(settings: Settings) -> Starlette:
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        *UI_ROUTES,
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *API_ROUTES,
         Route("/mcp", endpoint=mcp),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[Middleware(ObserveMiddleware, access_log=settings.log_format == "json")],
+    )

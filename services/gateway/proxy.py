@@ -16,6 +16,7 @@ import aiohttp
 from multidict import CIMultiDictProxy
 
 from shared.errors import UpstreamTimeout, UpstreamUnavailable
+from shared.metrics import upstream_timing
 from shared.settings import ProviderConfig, Settings
 
 # Upstream response headers worth passing to the client (rate limits, request ids).
@@ -33,7 +34,11 @@ def upstream_session(settings: Settings) -> aiohttp.ClientSession:
     )
     connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=30)
     return aiohttp.ClientSession(
-        connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
+        connector=connector,
+        timeout=timeout,
+        auto_decompress=False,
+        trust_env=False,
+        trace_configs=[upstream_timing()],
     )
 
 

@@ -49,6 +49,7 @@ from shared.learning import learn
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
 from shared.lifecycle.sweep import sweep
+from shared.metrics import note_job
 
 log = logging.getLogger("mnemogate.jobs")
 
@@ -187,11 +188,18 @@ async def execute(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any]:
     payload = decode_payload(job_name, data)
     await jc.refresh_settings()
     try:
-        return await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
+        result = await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
     except TRANSIENT_ERRORS as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"{type(exc).__name__}: {exc}") from exc
     except TimeoutError as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"timed out after {jc.settings.job_timeout_s:g}s") from exc
+    except Exception:
+        note_job(job_name, "error")
+        raise
+    note_job(job_name, "ok")
+    return result
 
 
 DEAD_LETTER_RECORD_TRIES = 2
@@ -225,6 +233,7 @@ async def dead_letter(
         data.hex(),
     )
     jc.count("dead_letters")
+    note_job(job_name, "dead_letter")
     owner = "system"
     with contextlib.suppress(Exception):  # malformed payload or unknown job: keep "system"
         owner = str(getattr(decode_payload(job_name, data), "owner_id", None) or "system")

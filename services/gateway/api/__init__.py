@@ -9,6 +9,7 @@ from __future__ import annotations
 from starlette.routing import Route
 
 import services.gateway.api.engine as engine
+import services.gateway.api.events as events
 import services.gateway.api.memories as memories
 import services.gateway.api.openapi as openapi
 import services.gateway.api.settings as settings
@@ -30,4 +31,5 @@ API_ROUTES: list[Route] = [
     Route("/api/summarize", engine.summarize, methods=["POST"]),
     Route("/api/settings", settings.get_settings, methods=["GET"]),
     Route("/api/settings", settings.put_settings, methods=["PUT"]),
+    Route("/api/events", events.events, methods=["GET"]),
 ]

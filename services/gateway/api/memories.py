@@ -22,6 +22,7 @@ from shared.management import (
     MemoryUpdate,
     SearchPreview,
 )
+from shared.preview import explained_preview
 
 IMPORT_MAX_LINE_BYTES = 1 << 20
 
@@ -148,12 +149,19 @@ async def import_memories(request: Request) -> Response:
 
 
 async def search_preview(request: Request) -> Response:
-    """``POST /api/memory/search-preview`` → ranked memories with score, tier and tokens."""
+    """``POST /api/memory/search-preview`` → ranked memories with score, tier, tokens, per-leg
+    ranks, the block text and (``explain``) the dropped candidates."""
     principal = await principal_of(request)
     body = await decode_body(request, SearchPreview)
     state = state_of(request)
-    result = await management.search_preview(
-        state.store, state.settings, principal, body, time.time()
+    result = await explained_preview(
+        state.store,
+        state.settings,
+        principal,
+        body,
+        time.time(),
+        state.jobs.engine,
+        state.redactor(),
     )
     return json_response(result)
 

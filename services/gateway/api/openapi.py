@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from services.gateway.api.codec import json_response
+from shared.event_log import EventPage, EventQuery
 from shared.management import (
     BulkDelete,
     ExportQuery,
@@ -46,6 +47,8 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ImportRow,
     ListQuery,
     ExportQuery,
+    EventQuery,
+    EventPage,
 )
 
 _OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -280,6 +283,16 @@ OPERATIONS: tuple[Op, ...] = (
         summary="Change runtime settings (admin); other processes apply it within refresh_s",
         body="SettingsPatch",
         response="SettingsView",
+    ),
+    Op(
+        path="/api/events",
+        method="get",
+        summary=(
+            "Events timeline, newest first (learning, injections, forgets, evictions, dead "
+            "letters, settings changes); a client key reads its own owner's only"
+        ),
+        response="EventPage",
+        query="EventQuery",
     ),
 )
 
