@@ -41,6 +41,7 @@ from shared.jobs.payloads import (
     SweepPayload,
     VectorDeletePayload,
     decode_payload,
+    encode_payload,
     job_id_for,
 )
 from shared.jobs.reindex import embed_memories, reindex
@@ -87,8 +88,18 @@ async def _vector_delete(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
 
 
 async def _reindex(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Run the reindex, then record a ``reindex`` event unless it had nothing to do (the Studio
+    follows its job by ``job_id`` in the event detail: the job's idempotency id, as the enqueue
+    returned it)."""
     assert isinstance(payload, ReindexPayload)
-    return await reindex(jc, payload)
+    result = await reindex(jc, payload)
+    if not (payload.force or result.get("embedded") or result.get("remaining")):
+        return result
+    detail = {k: v for k, v in result.items() if k in ("embedded", "remaining", "skipped")}
+    detail["job_id"] = job_id_for(REINDEX, encode_payload(payload))
+    detail["force"] = payload.force
+    await jc.store.events.record("reindex", payload.owner_id or "system", detail=detail)
+    return result
 
 
 async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:

@@ -34,7 +34,8 @@ export function formValues(form) {
 export function when(ts) {
   if (ts === null || ts === undefined) return "—";
   const d = new Date(ts * 1000);
-  return d.toLocaleString(undefined, { year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 export function fmt(n, digits = 3) {

@@ -59,30 +59,53 @@ export async function refresh() {
   if (session.admin) await loadSettings();
 }
 
-async function pending() {
+async function counts() {
   const stats = await api("/api/memory/stats");
-  return stats.pending_reindex || 0;
+  return { pending: stats.pending_reindex || 0, total: stats.total || 0 };
 }
 
+async function finished(jobId) {
+  const page = await api("/api/events", { query: { kind: "reindex", limit: 20 } });
+  return page.items.find((e) => e.detail && e.detail.job_id === jobId) || null;
+}
+
+/** Start a reindex and follow it: the bar is (work − pending) / work, where work is every
+ *  memory (force) or the pending ones; the job's "reindex" event marks the end. */
 async function reindex() {
   const button = $("#reindex");
   button.disabled = true;
   const label = $("#reindex-label");
   const bar = $("#reindex-bar");
+  const force = $("#reindex-force").checked;
   show($("#reindex-progress"), true);
+  bar.value = 0;
   try {
-    let most = await pending();
-    const job = await api("/api/reindex", { method: "POST", body: { force: $("#reindex-force").checked } });
+    const before = await counts();
+    let work = force ? before.total : before.pending;
+    const job = await api("/api/reindex", { method: "POST", body: { force } });
     label.textContent = `Queued job ${job.job_id.slice(0, 12)}…`;
-    const deadline = Date.now() + 120000;
+    const deadline = Date.now() + 300000;
+    let idle = 0;
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 400));
-      const left = await pending();
-      most = Math.max(most, left);
-      const done = most - left;
-      bar.value = most ? Math.round((done / most) * 100) : 100;
-      label.textContent = left ? `Embedding… ${done} of ${most} done, ${left} pending` : `Reindex complete: ${most} embedded, 0 pending`;
-      if (!left) { bar.value = 100; break; }
+      const [now, done] = await Promise.all([counts(), finished(job.job_id)]);
+      if (done) {
+        const embedded = done.detail.embedded ?? 0;
+        bar.value = 100;
+        label.textContent = `Reindex complete: ${embedded} embedded, ${done.detail.remaining ?? now.pending} pending`;
+        break;
+      }
+      idle = now.pending === 0 ? idle + 1 : 0;
+      if (!force && idle >= 3) {
+        // nothing was pending: the job has nothing to do and records no event
+        bar.value = 100;
+        label.textContent = `Reindex complete: ${work} embedded, 0 pending`;
+        break;
+      }
+      work = Math.max(work, now.pending);
+      const fraction = work ? (work - now.pending) / work : 0;
+      bar.value = Math.round(fraction * 100);
+      label.textContent = `Embedding… ${work - now.pending} of ${work} done`;
       if (Date.now() > deadline) { label.textContent += " (continues in the background)"; break; }
     }
     await refresh();
@@ -93,7 +116,16 @@ async function reindex() {
   }
 }
 
+const ENUMS = {
+  injection_strategy: ["before_last_user", "leading_system", "system_prompt_prefix"],
+  retrieval_strategy: ["hybrid", "exact", "semantic"],
+  extraction: ["regex", "llm", "off"],
+};
+
 function fieldInput(name, value, secret) {
+  if (ENUMS[name]) {
+    return h("select", { name, "data-kind": "string" }, ...ENUMS[name].map((v) => h("option", { value: v, selected: v === value }, v)));
+  }
   if (typeof value === "boolean") {
     const select = h("select", { name, "data-kind": "bool" }, h("option", { value: "true", selected: value }, "true"), h("option", { value: "false", selected: !value }, "false"));
     return select;

@@ -3,14 +3,28 @@ import { api } from "./api.js";
 import { $, formValues, h, toast, when } from "./dom.js";
 
 const PAGE = 30;
-const KIND_STYLE = { injection: "", extraction: "ok", capture: "ok", eviction: "warn", forget: "warn", dead_letter: "bad", extraction_failed: "bad", settings_change: "grey", summary: "grey" };
+const KIND_STYLE = { reindex: "", injection: "", extraction: "ok", capture: "ok", eviction: "warn", forget: "warn", dead_letter: "bad", extraction_failed: "bad", settings_change: "grey", summary: "grey" };
 const state = { filters: {}, offset: 0, session: null };
+
+const SUMMARY = {
+  injection: (n) => `${n} ${n === 1 ? "memory" : "memories"} injected`,
+  capture: (n) => `${n} ${n === 1 ? "turn" : "turns"} captured`,
+  extraction: (n) => `${n} ${n === 1 ? "fact" : "facts"} extracted`,
+  eviction: () => "memory removed by the lifecycle sweep",
+  forget: (n) => `${n} ${n === 1 ? "memory" : "memories"} forgotten`,
+  summary: (n) => `${n} memories summarized`,
+  dead_letter: () => "background job failed for good",
+  settings_change: () => "runtime settings changed",
+  reindex: () => "vector reindex finished",
+};
 
 function describe(event) {
   const d = event.detail || {};
   const parts = [];
-  if (event.count !== 1) parts.push(`${event.count}×`);
-  for (const key of ["reason", "job", "error", "extractor", "fields", "type", "category"]) {
+  const summary = SUMMARY[event.kind];
+  if (summary) parts.push(summary(event.count));
+  else if (event.count !== 1) parts.push(`${event.count}×`);
+  for (const key of ["reason", "job", "error", "extractor", "fields", "embedded", "type", "category"]) {
     if (d[key] !== undefined) parts.push(`${key}: ${Array.isArray(d[key]) ? d[key].join(", ") : d[key]}`);
   }
   if (event.memory_id) parts.push(`memory ${event.memory_id}`);
@@ -23,7 +37,7 @@ function item(event) {
     {},
     h("time", { datetime: new Date(event.created_at * 1000).toISOString() }, when(event.created_at)),
     h("span", {}, h("span", { class: `badge ${KIND_STYLE[event.kind] ?? "grey"}` }, event.kind)),
-    h("span", { class: "detail" }, h("span", { class: "mono" }, event.owner_id, event.user_id ? ` / ${event.user_id}` : ""), " — ", describe(event)),
+    h("span", { class: "detail" }, h("span", { class: "mono" }, event.owner_id, event.user_id ? ` / ${event.user_id}` : ""), h("br"), describe(event)),
   );
 }
 

@@ -23,12 +23,14 @@ async function loadStats() {
   const stats = await api("/api/memory/stats", { query: { owner_id: owner } });
   const byType = stats.by_type || {};
   const events = stats.events || {};
+  const types = TYPES.filter((t) => byType[t]).map((t) => `${byType[t]} ${t}`).join(" · ");
   const cards = $("#stat-cards");
   cards.replaceChildren(
-    statCard("Memories", fmt(stats.total), owner ? `owner ${owner}` : state.session.admin ? "all owners" : "this key"),
+    statCard("Memories", fmt(stats.total), owner ? `owner ${owner}` : state.session.admin ? "all owners" : "this key and global"),
+    statCard("By type", fmt(Object.keys(byType).length), types || "none yet"),
     statCard("Tokens stored", fmt(stats.tokens_stored), "estimated"),
-    statCard("Facts", fmt((byType.factual || 0) + (byType.semantic || 0)), `${fmt(byType.episodic || 0)} episodic`),
-    statCard("Injections", fmt(events.injection || 0), `last ${stats.days} days`),
+    statCard("Memories injected", fmt(events.injection || 0), "all time"),
+    statCard("Learned", fmt((events.extraction || 0) + (events.capture || 0)), "facts and turns, all time"),
     statCard("Pending reindex", fmt(stats.pending_reindex || 0), "waiting for vectors"),
   );
 }
@@ -107,7 +109,7 @@ function memoryRow(memory) {
     h("td", { "data-label": "Type" }, badge(memory.type)),
     h("td", { "data-label": "Category" }, badge(memory.category, "grey")),
     h("td", { "data-label": "Owner / user", class: "mono" }, memory.owner_id, memory.user_id ? ` / ${memory.user_id}` : ""),
-    h("td", { "data-label": "Updated" }, when(memory.updated_at)),
+    h("td", { "data-label": "Updated", class: "nowrap" }, when(memory.updated_at)),
     actions,
   );
   return tr;

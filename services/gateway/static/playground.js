@@ -83,3 +83,7 @@ async function preview(event, session) {
 export function setup(session) {
   $("#play-form").addEventListener("submit", (event) => preview(event, session));
 }
+
+export function refresh() {
+  // results stay until the next preview
+}

@@ -11,6 +11,7 @@ const session = { admin: false, keyId: null };
 let wired = false;
 
 function selectTab(name, focus = false) {
+  $("#toast").hidden = true;
   for (const tab of document.querySelectorAll('[role="tab"]')) {
     const selected = tab.id === `tab-${name}`;
     tab.setAttribute("aria-selected", String(selected));
