@@ -88,6 +88,7 @@ class Studio:
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         if docs and os.environ.get("MNEMOGATE_DOCS_SCREENSHOTS") == "1":
+            self.page.evaluate("window.scrollTo(0, 0)")
             self.page.screenshot(path=str(DOCS / f"studio-{name}.png"), full_page=False)
         return path
 

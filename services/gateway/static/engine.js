@@ -41,7 +41,7 @@ export async function refresh() {
       ])),
       h("div", { class: "card" }, h("h2", {}, "Health"), kv([
         ["Keyword (FTS5)", status(engine.keyword.status === "ok", engine.keyword.status)],
-        ["Embedding", status(healthOk(health.embedding), health.embedding || "unknown")],
+        ["Embedding", status(healthOk(health.embedding), /:/.test(health.embedding || "") ? "ok" : health.embedding || "unknown")],
         ["sqlite-vec", status(healthOk(health.sqlite_vec), health.sqlite_vec || engine.vector.status)],
         ["Quantization", engine.vector.quantization],
         ["Error", health.error || null],
