@@ -217,16 +217,6 @@ def render(snapshot: Snapshot) -> bytes:
     return generate_latest(registry)
 
 
-def process_exited(pid: int) -> None:
-    """Multiprocess bookkeeping when a worker process exits (prometheus-client's
-    ``mark_process_dead``); no-op outside multiprocess mode."""
-    folder = multiprocess_dir()
-    if folder is not None:
-        from prometheus_client import multiprocess
-
-        multiprocess.mark_process_dead(pid, folder)  # type: ignore[no-untyped-call]
-
-
 def upstream_timing() -> aiohttp.TraceConfig:
     """An ``aiohttp.TraceConfig`` that records every request of the session it is given to with
     :func:`note_upstream` (request start → response headers; the one hook for upstream latency)."""
