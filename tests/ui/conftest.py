@@ -40,9 +40,12 @@ def chromium_path() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """A headless Chromium (session-wide); skips when Chromium or Playwright is missing."""
+    """A headless Chromium for one test module; skips when Chromium or Playwright is missing.
+
+    Module scope, not session: Playwright's sync API keeps an event loop running in this thread
+    while it is started, so tests after the module (``asyncio.run``) must find it stopped."""
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium on this machine: apt-get install chromium (or MNEMOGATE_CHROMIUM)")
