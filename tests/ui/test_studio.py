@@ -198,6 +198,14 @@ def test_playground_ranking_and_drops(
     )
     dropped = page.inner_text("#play-dropped")
     assert "duplicate" in dropped
+    studio.shot("playground-exact")
+    # hybrid (the default strategy): both legs rank, the vector rank column is filled
+    page.select_option("#play-form select[name=strategy]", "")
+    page.fill("#play-form input[name=query]", "which drink do I have at breakfast? tea?")
+    page.click("#play-form button[type=submit]")
+    expect(page.locator("#play-summary")).to_contain_text("hybrid")
+    vector_ranks = page.locator("#play-rows td[data-label='Vector rank']").all_inner_texts()
+    assert any(r.strip().isdigit() for r in vector_ranks), vector_ranks
     studio.shot("playground", docs=True)
 
     # the API agrees with the page (order, ranks)

@@ -23,11 +23,11 @@ async function loadStats() {
   const stats = await api("/api/memory/stats", { query: { owner_id: owner } });
   const byType = stats.by_type || {};
   const events = stats.events || {};
-  const types = TYPES.filter((t) => byType[t]).map((t) => `${byType[t]} ${t}`).join(" · ");
+  const types = TYPES.filter((t) => byType[t] && t !== "episodic").map((t) => `${byType[t]} ${t}`).join(" · ");
   const cards = $("#stat-cards");
   cards.replaceChildren(
     statCard("Memories", fmt(stats.total), owner ? `owner ${owner}` : state.session.admin ? "all owners" : "this key and global"),
-    statCard("By type", fmt(Object.keys(byType).length), types || "none yet"),
+    statCard("Long-term", fmt((stats.total || 0) - (byType.episodic || 0)), types || "none yet"),
     statCard("Tokens stored", fmt(stats.tokens_stored), "estimated"),
     statCard("Memories injected", fmt(events.injection || 0), "all time"),
     statCard("Learned", fmt((events.extraction || 0) + (events.capture || 0)), "facts and turns, all time"),

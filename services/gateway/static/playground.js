@@ -41,7 +41,7 @@ function render(result) {
     statCard("Injected", String(result.items.length), `strategy ${result.strategy}`),
     statCard("Tier", result.tier, result.degraded ? `degraded: ${result.degraded}` : "no degradation"),
     statCard("Tokens", `${result.tokens_used} / ${result.budget}`, "used of budget"),
-    statCard("Embedding", result.embedding_source, `vector tier ${result.vector_tier}`),
+    statCard("Vector tier", result.vector_tier, `embedding source: ${result.embedding_source}`),
   );
   const rows = $("#play-rows");
   rows.replaceChildren(
