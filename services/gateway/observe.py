@@ -2,8 +2,9 @@
 
 One hook for every route: the request id is the client's ``x-request-id`` when it is sane
 (1..128 characters of ``[A-Za-z0-9._:-]``), else 16 random hex digits; it is returned as
-``x-request-id`` and put on every log line logged while the request runs. When the response
-headers go out the request is counted by route template and status
+``x-request-id`` (the upstream provider's own id, which the proxy passes through, moves to
+``x-upstream-request-id``) and put on every log line logged while the request runs. When the
+response headers go out the request is counted by route template and status
 (:func:`shared.metrics.note_request`); when it ends one ``mnemogate.access`` INFO line is logged
 with route, status, latency, tier and injected count (never content) when ``access_log`` is on
 (``MNEMOGATE_LOG_FORMAT=json``; the text format keeps uvicorn's quiet default).
@@ -35,6 +36,22 @@ def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
                 return text
             break
     return secrets.token_hex(8)
+
+
+def with_request_id(
+    headers: list[tuple[bytes, bytes]], request_id: bytes
+) -> list[tuple[bytes, bytes]]:
+    """``headers`` with ``x-request-id: request_id``; an ``x-request-id`` already there (the
+    upstream provider's, passed through by the proxy) moves to ``x-upstream-request-id``."""
+    out = []
+    for name, value in headers:
+        if name == b"x-request-id":
+            if value != request_id:
+                out.append((b"x-upstream-request-id", value))
+        else:
+            out.append((name, value))
+    out.append((b"x-request-id", request_id))
+    return out
 
 
 def route_of(scope: Scope) -> str:
@@ -69,9 +86,7 @@ class ObserveMiddleware:
             if message["type"] == "http.response.start":
                 started_response = True
                 status = int(message["status"])
-                headers = [h for h in message.get("headers", []) if h[0] != b"x-request-id"]
-                headers.append((b"x-request-id", header_id))
-                message["headers"] = headers
+                message["headers"] = with_request_id(message.get("headers", []), header_id)
                 note_request(
                     route_of(scope), status, time.perf_counter() - started, telemetry.upstream_s
                 )

@@ -19,6 +19,7 @@ from tests.ui.conftest import ADMIN_TOKEN, ARTIFACTS, PHONE
 expect = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is not installed"
 ).expect
+expect.set_options(timeout=20_000)  # a loaded machine is slow, not wrong
 
 SEED = [
     ("I drink green tea every morning", "preference", "factual"),

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from services.gateway.observe import with_request_id
 from tests.fakes.upstream import FakeUpstream, free_port
 from tests.harness import GatewayHarness
 
@@ -132,6 +133,12 @@ def test_request_id_header(gateway: GatewayHarness) -> None:
     assert one != two
     r = httpx.get(gateway.base_url + "/no/such/route")
     assert r.status_code == 404 and len(r.headers["x-request-id"]) == 16
+    # a provider's own request id (passed through by the proxy) is kept under another name
+    assert with_request_id([(b"x-request-id", b"req_up"), (b"a", b"1")], b"ours") == [
+        (b"x-upstream-request-id", b"req_up"),
+        (b"a", b"1"),
+        (b"x-request-id", b"ours"),
+    ]
 
 
 def test_worker_metrics_port(tmp_path: Path, worker_process: Any, redis_url: str) -> None:
