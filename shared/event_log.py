@@ -1,6 +1,7 @@
-"""The events timeline of the management API (``GET /api/events``): access rules and paging over
-``memory_events`` (learning, injections, captures, forgets, evictions, dead letters, settings
-changes).
+"""The events timeline of the management API (``GET /api/events``).
+
+Access rules and paging over ``memory_events`` (learning, injections, captures, forgets, evictions,
+dead letters, settings changes).
 
 A client key reads only its own owner's events; the admin reads every owner's (``system`` holds
 events of no owner: dead letters of unreadable payloads, settings changes) and may narrow to one.
@@ -13,12 +14,14 @@ from typing import Annotated
 
 import msgspec
 
+from shared.access_policy import Principal
 from shared.errors import InvalidRequest, NotFound
-from shared.management import Principal
 from shared.store import Store
 from shared.store.events import EventFilter, EventRow
 
 MAX_EVENT_PAGE = 500
+MAX_KINDS = 20
+MAX_KIND_CHARS = 40
 #: detail keys never returned (raw job payloads may hold memory text)
 HIDDEN_DETAIL_KEYS = frozenset({"payload_hex", "payload"})
 
@@ -26,9 +29,12 @@ Offset = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
 
 
 class EventQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Filters: ``kind`` (one kind or a comma-separated list), ``owner_id`` (admin only; a client
-    may name itself), ``user_id``, ``since``/``until`` (unix seconds); paging ``limit`` 1..500
-    (clamped), ``offset`` 0..10^12."""
+    """Filters and paging of ``GET /api/events``.
+
+    ``kind`` (one kind or a comma-separated list), ``owner_id`` (admin; a client may name itself),
+    ``user_id``, ``since``/``until`` (unix seconds); paging ``limit`` 1..500 (clamped),
+    ``offset`` 0..10^12.
+    """
 
     kind: str | None = None
     owner_id: str | None = None
@@ -60,8 +66,10 @@ def _kinds(kind: str | None) -> list[str] | None:
     if kind is None or not kind.strip():
         return None
     kinds = sorted({k.strip() for k in kind.split(",") if k.strip()})
-    if len(kinds) > 20 or any(len(k) > 40 for k in kinds):
-        raise InvalidRequest("kind: at most 20 kinds of at most 40 characters")
+    if len(kinds) > MAX_KINDS or any(len(k) > MAX_KIND_CHARS for k in kinds):
+        raise InvalidRequest(
+            f"kind: at most {MAX_KINDS} kinds of at most {MAX_KIND_CHARS} characters"
+        )
     return kinds
 
 

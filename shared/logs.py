@@ -42,8 +42,10 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure_logging(log_format: str, level: int = logging.INFO) -> None:
-    """Install one stderr handler on the root logger with the ``log_format`` formatter
-    (``json`` or ``text``), replacing handlers set earlier."""
+    """Install one stderr handler on the root logger, formatting ``json`` or ``text``.
+
+    Handlers set earlier are replaced.
+    """
     handler = logging.StreamHandler(sys.stderr)
     if log_format == "json":
         handler.setFormatter(JsonFormatter())

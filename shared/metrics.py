@@ -78,8 +78,11 @@ _children: dict[tuple[Any, ...], Any] = {}
 
 
 def safe_label(value: str, limit: int = 48) -> str:
-    """``value`` lower-cased, cut to ``limit`` characters, anything outside ``[a-z0-9_.:-]``
-    replaced by ``_`` (label values come from code, this guards against surprises)."""
+    """``value`` as a safe label value: lower-cased, cut, restricted to ``[a-z0-9_.:-]``.
+
+    Cut to ``limit`` characters, anything else replaced by ``_`` (label values come from code,
+    this guards against surprises).
+    """
     return _LABEL_RE.sub("_", value.lower()[:limit]) or "none"
 
 
@@ -120,8 +123,11 @@ def note_upstream(seconds: float) -> None:
 def note_recall(
     seconds: float, tier: str, injected: int, tokens: int, degraded: str | None
 ) -> None:
-    """Record the memory step of one request: duration, tier, memories/tokens injected and the
-    degradation reason (None when it did not degrade)."""
+    """Record the memory step of one request.
+
+    Duration, tier, memories/tokens injected and the degradation reason (None when it did not
+    degrade).
+    """
     tier = safe_label(tier)
     _child(RECALL_SECONDS, tier).observe(seconds)
     if injected:
@@ -141,8 +147,11 @@ def note_recall(
 
 
 def note_request(route: str, status: int, to_headers_s: float, upstream_s: float | None) -> None:
-    """Count one answered request; for proxied ones also observe the added latency
-    (``to_headers_s`` − ``upstream_s``, floored at 0)."""
+    """Count one answered request.
+
+    For proxied ones also observe the added latency (``to_headers_s`` − ``upstream_s``, floored at
+    0).
+    """
     _child(REQUESTS, route, str(status)).inc()
     if upstream_s is not None:
         ADDED_SECONDS.observe(max(0.0, to_headers_s - upstream_s))
@@ -203,8 +212,11 @@ def multiprocess_dir() -> str | None:
 
 
 def render(snapshot: Snapshot) -> bytes:
-    """Every metric in the Prometheus text format: this process's (or, in multiprocess mode,
-    every process's aggregated) counters and histograms, plus ``snapshot``'s gauges."""
+    """Every metric in the Prometheus text format.
+
+    This process's (or, in multiprocess mode, every process's aggregated) counters and histograms,
+    plus ``snapshot``'s gauges.
+    """
     registry = CollectorRegistry(auto_describe=False)
     folder = multiprocess_dir()
     if folder is not None:
@@ -218,8 +230,11 @@ def render(snapshot: Snapshot) -> bytes:
 
 
 def upstream_timing() -> aiohttp.TraceConfig:
-    """An ``aiohttp.TraceConfig`` that records every request of the session it is given to with
-    :func:`note_upstream` (request start → response headers; the one hook for upstream latency)."""
+    """An ``aiohttp.TraceConfig`` timing every request of the session it is given to.
+
+    Each request is recorded with :func:`note_upstream` (request start → response headers; the
+    one hook for upstream latency).
+    """
 
     async def on_start(_session: Any, ctx: Any, _params: Any) -> None:
         ctx.started = time.perf_counter()
@@ -234,12 +249,14 @@ def upstream_timing() -> aiohttp.TraceConfig:
 
 
 def check_metrics_access(access: str, admin_token: str, presented_admin: bool) -> None:
-    """Raise unless the caller may read metrics under ``access`` (open | admin | off);
+    """Raise unless the caller may read metrics under ``access`` (open | admin | off).
+
     ``presented_admin``: the request's bearer equals the admin token.
 
     Raises:
         NotFound (404): metrics are off, or admin-only without an admin token configured.
         AuthenticationFailed (401): admin-only and the bearer is not the admin token.
+
     """
     if access == "open":
         return

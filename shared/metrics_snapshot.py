@@ -32,22 +32,22 @@ async def _read(what: Callable[[], Awaitable[int]]) -> int | None:
 
 
 async def take_snapshot(store: Store, queue_depth: QueueDepth | None) -> Snapshot:
-    """The gauges of :class:`shared.metrics.Snapshot` for ``store`` and, when given, the
-    queue's depth (jobs waiting)."""
+    """The gauges of :class:`shared.metrics.Snapshot` for ``store``.
 
-    async def memories() -> int:
-        counts = await store.management.engine_counts()
-        return int(counts["memories"])
-
-    stored = await _read(memories)
+    With ``queue_depth``, also the queue's depth (jobs waiting).
+    """
+    stored = await _read(store.memories.count)
     outbox = await _read(store.outbox.count)
     depth = await _read(queue_depth) if queue_depth is not None else None
     return Snapshot(memories_stored=stored, outbox_jobs=outbox, queue_depth=depth)
 
 
 def queue_depth_of(queue: object) -> QueueDepth | None:
-    """A depth reader for a job queue: the arq queue's sorted-set size in Redis, or the number of
-    running in-process jobs; None for anything else."""
+    """A depth reader for a job queue.
+
+    The arq queue's sorted-set size in Redis, or the number of running in-process jobs; None for
+    anything else.
+    """
     pool = getattr(queue, "pool", None)
     if pool is not None:
 

@@ -116,8 +116,10 @@ def _best_rank(legs: Legs, memory_id: int) -> tuple[int, int]:
 
 
 def drop_reasons(legs: Legs, chosen: list[Memory], max_memories: int) -> list[tuple[int, str]]:
-    """``(rowid, reason)`` for every pooled memory not in ``chosen``, best-ranked first (see the
-    module docstring for the reasons). Pure."""
+    """``(rowid, reason)`` for every pooled memory not in ``chosen``, best-ranked first.
+
+    See the module docstring for the reasons. Pure.
+    """
     chosen_ids = {m.id for m in chosen}
     seen = {content_key(m.content) for m in chosen}
     out: list[tuple[int, str]] = []

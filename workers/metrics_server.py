@@ -77,11 +77,13 @@ def _handler(settings: Settings, queue_name: str) -> type[BaseHTTPRequestHandler
 
 
 def start_metrics_server(settings: Settings, queue_name: str, port: int) -> ThreadingHTTPServer:
-    """Serve ``/metrics`` on ``settings.host``:``port`` in a daemon thread; returns the server
-    (``shutdown()`` stops it).
+    """Serve ``/metrics`` on ``settings.host``:``port`` in a daemon thread.
+
+    Returns the server (``shutdown()`` stops it).
 
     Raises:
         OSError: the port cannot be bound.
+
     """
     server = ThreadingHTTPServer((settings.host, port), _handler(settings, queue_name))
     server.daemon_threads = True

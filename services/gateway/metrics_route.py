@@ -11,14 +11,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from services.gateway.auth import is_admin
-from services.gateway.state import GatewayState
+from services.gateway.state import state_of
 from shared.metrics import CONTENT_TYPE, check_metrics_access, render
 from shared.metrics_snapshot import queue_depth_of, take_snapshot
 
 
 async def metrics(request: Request) -> Response:
     """The gateway's metrics plus the shared-state gauges."""
-    state: GatewayState = request.app.state.gateway
+    state = state_of(request)
     settings = state.settings
     check_metrics_access(
         settings.metrics_access,

@@ -41,8 +41,11 @@ def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
 def with_request_id(
     headers: list[tuple[bytes, bytes]], request_id: bytes
 ) -> list[tuple[bytes, bytes]]:
-    """``headers`` with ``x-request-id: request_id``; an ``x-request-id`` already there (the
-    upstream provider's, passed through by the proxy) moves to ``x-upstream-request-id``."""
+    """``headers`` with ``x-request-id: request_id``.
+
+    An ``x-request-id`` already there (the upstream provider's, passed through by the proxy) moves
+    to ``x-upstream-request-id``.
+    """
     out = []
     for name, value in headers:
         if name == b"x-request-id":
@@ -55,8 +58,10 @@ def with_request_id(
 
 
 def route_of(scope: Scope) -> str:
-    """The matched route's path template (``/api/memory/{id}``), or ``unmatched`` (bounded
-    label values: never the raw path)."""
+    """The matched route's path template (``/api/memory/{id}``), or ``unmatched``.
+
+    Bounded label values: never the raw path.
+    """
     route = scope.get("route")
     path = getattr(route, "path", None)
     return path if isinstance(path, str) and path else UNMATCHED

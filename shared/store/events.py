@@ -109,8 +109,11 @@ def _detail(raw: str) -> dict[str, Any]:
 
 
 class EventFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """Which events to read: ``owners`` (None = every owner), exact ``kinds``, ``user_id``, and
-    the ``since``/``until`` bounds (unix seconds, inclusive/exclusive)."""
+    """Which events to read.
+
+    ``owners`` (None = every owner), exact ``kinds``, ``user_id``, and the ``since``/``until``
+    bounds (unix seconds, inclusive/exclusive).
+    """
 
     owners: list[str] | None = None
     kinds: list[str] | None = None

@@ -5,8 +5,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from services.gateway.api.access import principal_of, state_of
+from services.gateway.api.authorization import principal_of
 from services.gateway.api.codec import decode_query, json_response
+from services.gateway.state import state_of
 from shared.event_log import EventQuery, list_events
 
 
