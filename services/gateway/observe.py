@@ -2,10 +2,10 @@
 
 One hook for every route: the request id is the client's ``x-request-id`` when it is sane
 (1..128 characters of ``[A-Za-z0-9._:-]``), else 16 random hex digits; it is returned as
-``x-request-id`` (the upstream provider's own id, which the proxy passes through, moves to
-``x-upstream-request-id``) and put on every log line logged while the request runs. When the
-response headers go out the request is counted by route template and status
-(:func:`shared.metrics.note_request`); when it ends one ``mnemogate.access`` INFO line is logged
+``x-mnemogate-request-id`` and as ``x-request-id`` (unless a proxied response carries the
+provider's own ``x-request-id``, which is passed back unchanged) and put on every log line
+logged while the request runs. When the response headers go out the request is counted by
+route template and status (:func:`shared.metrics.note_request`); when it ends one ``mnemogate.access`` INFO line is logged
 with route, status, latency, tier and injected count (never content) when ``access_log`` is on
 (``MNEMOGATE_LOG_FORMAT=json``; the text format keeps uvicorn's quiet default).
 """
@@ -41,19 +41,15 @@ def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
 def with_request_id(
     headers: list[tuple[bytes, bytes]], request_id: bytes
 ) -> list[tuple[bytes, bytes]]:
-    """``headers`` with ``x-request-id: request_id``.
+    """``headers`` plus the gateway's request id.
 
-    An ``x-request-id`` already there (the upstream provider's, passed through by the proxy) moves
-    to ``x-upstream-request-id``.
+    Always as ``x-mnemogate-request-id``; also as ``x-request-id`` unless the response already
+    has one (an upstream provider's id, which header fidelity passes back unchanged).
     """
-    out = []
-    for name, value in headers:
-        if name == b"x-request-id":
-            if value != request_id:
-                out.append((b"x-upstream-request-id", value))
-        else:
-            out.append((name, value))
-    out.append((b"x-request-id", request_id))
+    out = [h for h in headers if h[0] != b"x-mnemogate-request-id"]
+    out.append((b"x-mnemogate-request-id", request_id))
+    if not any(name == b"x-request-id" for name, _ in headers):
+        out.append((b"x-request-id", request_id))
     return out
 
 

@@ -75,7 +75,7 @@ def test_json_logs(tmp_path: Path, upstream: FakeUpstream) -> None:
                 json={"model": "m", "messages": [{"role": "user", "content": "Which tea?"}]},
                 timeout=30,
             )
-            assert r.status_code == 200 and r.headers["x-request-id"] == "req-json-1"
+            assert r.status_code == 200 and r.headers["x-mnemogate-request-id"] == "req-json-1"
             assert r.headers["x-mnemogate-memory-injected"] == "1"
         finally:
             proc.terminate()

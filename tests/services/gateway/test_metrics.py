@@ -133,11 +133,12 @@ def test_request_id_header(gateway: GatewayHarness) -> None:
     assert one != two
     r = httpx.get(gateway.base_url + "/no/such/route")
     assert r.status_code == 404 and len(r.headers["x-request-id"]) == 16
-    # a provider's own request id (passed through by the proxy) is kept under another name
+    assert r.headers["x-mnemogate-request-id"] == r.headers["x-request-id"]
+    # a provider's own request id (passed back by the proxy) stays; ours has its own name
     assert with_request_id([(b"x-request-id", b"req_up"), (b"a", b"1")], b"ours") == [
-        (b"x-upstream-request-id", b"req_up"),
+        (b"x-request-id", b"req_up"),
         (b"a", b"1"),
-        (b"x-request-id", b"ours"),
+        (b"x-mnemogate-request-id", b"ours"),
     ]
 
 
