@@ -1,13 +1,14 @@
 """ASGI middleware of the gateway: request id, request metrics and the access log line.
 
-One hook for every route: the request id is the client's ``x-request-id`` when it is sane
-(1..128 characters of ``[A-Za-z0-9._:-]``), else 16 random hex digits; it is returned as
-``x-mnemogate-request-id`` and as ``x-request-id`` (unless a proxied response carries the
-provider's own ``x-request-id``, which is passed back unchanged) and put on every log line
-logged while the request runs. When the response headers go out the request is counted by
-route template and status (:func:`shared.metrics.note_request`); when it ends one ``mnemogate.access`` INFO line is logged
-with route, status, latency, tier and injected count (never content) when ``access_log`` is on
-(``MNEMOGATE_LOG_FORMAT=json``; the text format keeps uvicorn's quiet default).
+One hook for every route. The request id is the client's ``x-request-id`` when it is sane
+(1..128 characters of ``[A-Za-z0-9._:-]``), else 16 random hex digits. It is returned as
+``x-mnemogate-request-id``, and as ``x-request-id`` unless a proxied response carries the
+provider's own ``x-request-id`` (passed back unchanged), and it is on every log line logged while
+the request runs. When the response headers go out the request is counted by route template and
+status (:func:`shared.metrics.note_request`). When it ends, one ``mnemogate.access`` INFO line
+with route, status, latency, tier and injected count (never content) is logged when
+``access_log`` is on (``MNEMOGATE_LOG_FORMAT=json``; the text format keeps uvicorn's quiet
+default).
 """
 
 from __future__ import annotations
