@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from shared.engine import Engine
 from shared.errors import MnemogateError
+from shared.forget_terms import without_named
 from shared.injection import (
     ProviderCapabilities,
     RecalledMemory,
@@ -22,6 +24,7 @@ from shared.injection import (
     newest_user_text,
 )
 from shared.models import Scope
+from shared.ranking import estimate_tokens
 from shared.retrieval import recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
@@ -37,6 +40,8 @@ class MemoryPlan(msgspec.Struct, kw_only=True):
     memory_ids: list[int]
     tier: str
     degraded: str | None = None
+    #: Estimated tokens of the injected memory block (:func:`shared.ranking.estimate_tokens`).
+    tokens: int = 0
 
 
 async def plan_memory(
@@ -48,11 +53,14 @@ async def plan_memory(
     caps: ProviderCapabilities,
     now: float,
     engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
 ) -> MemoryPlan:
     """Recall memories for ``body``'s newest user message and inject them into a copy of ``body``.
 
     Memory content is redacted by ``detector`` before injection (secrets that reached the store
     some other way are never injected verbatim). Timeout = ``settings.recall_timeout_ms``.
+    ``forget``: the stems of a forget request in this message; recalled memories they name are
+    left out (:func:`shared.forget_terms.without_named`).
     """
     messages = body.get("messages", [])
     query = newest_user_text(messages)
@@ -73,7 +81,8 @@ async def plan_memory(
     except Exception as exc:  # memory must never fail a chat request (DESIGN §1)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
         return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_error")
-    if not result.memories:
+    memories = without_named(forget, result.memories)
+    if not memories:
         return MemoryPlan(body=body, memory_ids=[], tier=result.tier, degraded=result.degraded)
     recalled = [
         RecalledMemory(
@@ -81,11 +90,12 @@ async def plan_memory(
             created_at=m.created_at,
             category=m.category,
         )
-        for m in result.memories
+        for m in memories
     ]
+    block = format_memory_block(recalled)
     placed = inject(
         messages,
-        format_memory_block(recalled),
+        block,
         settings.injection_strategy,
         caps,
         body.get("system"),
@@ -98,7 +108,8 @@ async def plan_memory(
         new_body["system"] = placed.system
     return MemoryPlan(
         body=new_body,
-        memory_ids=[m.id for m in result.memories],
+        memory_ids=[m.id for m in memories],
         tier=result.tier,
         degraded=result.degraded,
+        tokens=estimate_tokens(block),
     )

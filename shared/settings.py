@@ -29,6 +29,9 @@ ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
 Quantization = Literal["float32", "int8"]
+#: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
+#: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
+ProviderMemory = Literal["off", "recall", "learn", "both"]
 
 
 class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -46,6 +49,7 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     system_must_be_first: bool = False
     top_level_system: bool = False
     api_key: str = ""
+    memory: ProviderMemory | None = None
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -71,6 +75,18 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     providers_file: str = ""
     # recall and injection
     memory_enabled: bool = True
+    #: Global recall / learning switches (both also need ``memory_enabled``); API keys, providers
+    #: and request headers override them (docs/ARCHITECTURE.md, "Controlling memory").
+    recall_enabled: bool = True
+    learn_enabled: bool = True
+    #: Recognise "forget ..." requests in chat messages and delete what they name.
+    forget_detection: bool = True
+    #: A forget naming more memories than this is refused as too broad (deletes nothing). 1..1000.
+    forget_max_matches: int = 10
+    #: Request headers naming the end user behind a key, comma-separated, first one set wins.
+    end_user_headers: str = "x-mnemogate-user,x-openwebui-user-id"
+    #: Longest end-user id accepted (characters); longer ids are refused with a 400. 1..4096.
+    end_user_max_chars: int = 256
     recall_max_tokens: int = 2000
     recall_top_k: int = 20
     recall_max_memories: int = 10
@@ -143,6 +159,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("upstream timeouts must be positive")
         if not 1 <= self.learn_max_turns <= 100:
             raise ConfigurationError("learn_max_turns must be within 1..100")
+        if not 1 <= self.forget_max_matches <= 1000:
+            raise ConfigurationError("forget_max_matches must be within 1..1000")
+        if not 1 <= self.end_user_max_chars <= 4096:
+            raise ConfigurationError("end_user_max_chars must be within 1..4096")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
 

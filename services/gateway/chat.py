@@ -24,6 +24,7 @@ from starlette.types import Send
 from services.gateway import proxy
 from services.gateway.auth import authenticate_client
 from services.gateway.body import parse_chat_request, read_body
+from services.gateway.memory_control import control_headers, enqueue_forget, resolve_control
 from services.gateway.sse import (
     assistant_text_from_json,
     assistant_text_from_sse,
@@ -31,7 +32,7 @@ from services.gateway.sse import (
 )
 from services.gateway.state import GatewayState
 from shared.errors import MnemogateError
-from shared.injection import ProviderCapabilities, all_user_texts
+from shared.injection import ProviderCapabilities, all_user_texts, newest_user_text
 from shared.jobs.payloads import LEARN, LearnPayload, RecordAccessPayload
 from shared.models import Scope
 from shared.recall_flow import MemoryPlan, plan_memory
@@ -39,10 +40,7 @@ from shared.settings import ProviderConfig
 
 log = logging.getLogger("mnemogate.gateway")
 
-NO_MEMORY_HEADERS = ("x-mnemogate-no-memory", "x-omniroute-no-memory")
-NO_LEARN_HEADERS = ("x-mnemogate-no-learn",)
 SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
-TRUTHY = frozenset({"1", "true", "yes", "on"})
 SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
 _encoder = msgspec.json.Encoder()
 
@@ -70,12 +68,6 @@ def _header(request: Request, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def header_flag(request: Request, names: tuple[str, ...]) -> bool:
-    """True when one of the headers ``names`` is set to 1/true/yes/on (case-insensitive)."""
-    value = _header(request, names)
-    return value is not None and value.lower() in TRUTHY
-
-
 async def chat_completions(request: Request) -> Response:
     """Handle one chat completion request (JSON or SSE)."""
     state: GatewayState = request.app.state.gateway
@@ -86,19 +78,21 @@ async def chat_completions(request: Request) -> Response:
     provider, upstream_model = proxy.select_provider(body["model"], state.providers)
     body["model"] = upstream_model
 
-    end_user = request.headers.get("x-mnemogate-user") or body.get("user") or ""
     session_id = _header(request, SESSION_HEADERS)
-    scope = Scope(owner_id=key.id, user_id=end_user[:256], session_id=session_id)
-    use_memory = settings.memory_enabled and not header_flag(request, NO_MEMORY_HEADERS)
+    query = newest_user_text(body["messages"])
+    control = resolve_control(request.headers, body, key, provider, settings, query)
+    scope = Scope(owner_id=key.id, user_id=control.user_id, session_id=session_id)
     # x-mnemogate-no-learn: recall but learn nothing (title generation, evaluation probes, ...)
-    learn_enabled = use_memory and not header_flag(request, NO_LEARN_HEADERS)
+    learn_enabled = control.switches.learn
     now = time.time()
+    request_id = secrets.token_hex(8)
+    await enqueue_forget(state.queue, control, key.id, now, request_id)
 
     # learning reads the caller's own messages, never the injected copy
     user_turns = all_user_texts(body["messages"]) if learn_enabled else []
     headers = {"x-mnemogate-memory-injected": "0", "x-mnemogate-memory-tier": "none"}
     plan: MemoryPlan | None = None
-    if use_memory:
+    if control.switches.recall:
         caps = ProviderCapabilities(
             rejects_system_role=provider.rejects_system_role,
             system_must_be_first=provider.system_must_be_first,
@@ -113,12 +107,14 @@ async def chat_completions(request: Request) -> Response:
             caps,
             now,
             state.jobs.engine,
+            forget=control.forget_stems,
         )
         body = plan.body
         headers["x-mnemogate-memory-injected"] = str(len(plan.memory_ids))
         headers["x-mnemogate-memory-tier"] = plan.tier
         if plan.degraded:
             headers["x-mnemogate-memory-degraded"] = plan.degraded
+    headers.update(control_headers(control, plan.tokens if plan is not None else 0))
 
     upstream_body = _encoder.encode(body)
     learn = (
@@ -128,14 +124,19 @@ async def chat_completions(request: Request) -> Response:
             session_id=session_id,
             user_turns=user_turns,
             created_at=now,
-            request_id=secrets.token_hex(8),
+            request_id=request_id,
         )
         if user_turns and user_turns[-1].strip()
         else None
     )
     access = (
         RecordAccessPayload(
-            memory_ids=plan.memory_ids, at=now, owner_id=key.id, user_id=scope.user_id
+            memory_ids=plan.memory_ids,
+            at=now,
+            owner_id=key.id,
+            user_id=scope.user_id,
+            requests=1,
+            tokens=plan.tokens,
         )
         if plan is not None and plan.memory_ids
         else None
@@ -231,7 +232,9 @@ async def _after_success(
     """Enqueue learning and access recording after a successful upstream answer."""
     try:
         if access is not None and state.access is not None:
-            state.access.add(access.owner_id, access.user_id, access.memory_ids)
+            state.access.add(
+                access.owner_id, access.user_id, access.memory_ids, tokens=access.tokens
+            )
         if learn is not None:
             payload = msgspec.structs.replace(learn, assistant_text=assistant_text[:4000])
             await state.queue.enqueue(LEARN, payload)

@@ -1,6 +1,7 @@
 """MCP server at ``/mcp`` (Streamable HTTP, the official ``mcp`` package, stateless JSON mode).
 
-Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``.
+Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``,
+``memory_forget``.
 Tenant isolation is enforced by authentication, never by arguments (DESIGN §2, §7): every HTTP
 request to ``/mcp`` must carry ``Authorization: Bearer <client key>``; :class:`McpGateway`
 authenticates it before the MCP transport sees the request and stores the caller in the ASGI
@@ -27,8 +28,10 @@ from starlette.types import Receive, Scope, Send
 from services.gateway.auth import authenticate_client
 from services.gateway.errors import error_response
 from services.gateway.state import GatewayState
-from shared import management
+from shared import control_api, management
+from shared.control_api import ForgetQuery
 from shared.errors import MnemogateError
+from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.management import (
     BulkDelete,
     ListQuery,
@@ -46,7 +49,7 @@ INSTRUCTIONS = (
     "Long-term memory of this API key. memory_search recalls memories relevant to a query; "
     "memory_add stores one; memory_list pages through them; memory_delete removes one by id; "
     "memory_clear removes every memory matching filters (dry_run to count first; no filter "
-    "needs all=true)."
+    "needs all=true); memory_forget(query) forgets what a query names, as a forget said in chat."
 )
 
 
@@ -207,7 +210,40 @@ async def memory_clear(
         raise _tool_error(exc) from exc
 
 
-TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear)
+async def memory_forget(
+    ctx: Context[Any, Any], query: str, user_id: str = "", dry_run: bool = False
+) -> dict[str, Any]:
+    """Forget what `query` names ("my phone number", or "please forget where I work") among
+    this key's memories (of end user `user_id`), with the same matcher as a forget said in
+    chat: only memories holding every topic word, with a clear margin; their derived copies
+    (captured turns, summaries) go too, from every tier.
+
+    Returns {"reason": ok|no_target|no_match|too_broad|ambiguous, "deleted": [{"id", "key",
+    "category", "via"}], "dry_run"}.
+    """
+    state, principal = _caller(ctx)
+
+    async def on_deleted(ids: list[int]) -> None:
+        await enqueue_vector_delete(state.queue, ids)
+
+    try:
+        owner = control_api.forget_owner(False, principal.key_id, None)
+        result = await control_api.forget_by_query(
+            state.store,
+            owner,
+            ForgetQuery(q=query, user_id=user_id, dry_run=dry_run),
+            now=time.time(),
+            source="mcp",
+            max_matches=state.settings.forget_max_matches,
+            on_deleted=on_deleted,
+        )
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    out: dict[str, Any] = _plain(result)
+    return out
+
+
+TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear, memory_forget)
 
 
 class McpGateway:

@@ -12,12 +12,15 @@ from shared.store.api_keys import ApiKeyStore
 from shared.store.connection import migrate, open_connection
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
+from shared.store.forget import ForgetStore
 from shared.store.identity import IdentityStore
+from shared.store.key_cap import KeyCapStore
 from shared.store.lifecycle import LifecycleStore
 from shared.store.management import ManagementStore
 from shared.store.memories import MemoryStore, Retention
 from shared.store.outbox import OutboxStore
 from shared.store.settings_row import SettingsStore
+from shared.store.usage import UsageStore
 
 __all__ = ["Retention", "Store"]
 
@@ -43,6 +46,9 @@ class Store:
         self.settings = SettingsStore(writer)
         self.lifecycle = LifecycleStore(writer)
         self.identity = IdentityStore(reader)
+        self.forget = ForgetStore(writer)
+        self.usage = UsageStore(writer)
+        self.key_cap = KeyCapStore(writer)
 
     @classmethod
     async def open(cls, path: str, *, run_migrations: bool = True) -> Store:
