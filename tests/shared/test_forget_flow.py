@@ -5,7 +5,7 @@ event, and that learning queued before a forget never writes the forgotten conte
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -13,13 +13,15 @@ import msgspec
 import pytest
 
 from shared.forget import forget
-from shared.forget_terms import target_stems
+from shared.forget_guard import purge_forgotten
+from shared.forget_terms import hash_stems, target_stems
 from shared.jobs.context import JobContext, build_detector
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.payloads import FORGET, ForgetPayload, LearnPayload, encode_payload
 from shared.learning import learn
 from shared.models import NewMemory
 from shared.settings import load_providers, load_settings
+from shared.store import Store
 from tests.lifecycle_seed import fts_rows
 
 OWNER = "key_forget"
@@ -28,8 +30,6 @@ OWNER = "key_forget"
 @pytest.fixture
 async def jc(tmp_path) -> AsyncIterator[JobContext]:  # type: ignore[no-untyped-def]
     settings = load_settings({}, db_path=str(tmp_path / "forget.db"), embedding_source="none")
-    from shared.store import Store
-
     store = await Store.open(settings.db_path)
     ctx = JobContext(
         settings=settings,
@@ -102,7 +102,7 @@ async def test_named_memories_and_derived_copies_go_unrelated_ones_stay(jc: JobC
     gone = {fact, turn, summary}
     assert set(outcome.rowids) == gone and seen == [sorted(gone)]
     assert {d.via for d in outcome.deleted} == {"match", "derived"}
-    left = set((await jc.store.memories.get_many([*gone, same_request_other, other, other_user])))
+    left = set(await jc.store.memories.get_many([*gone, same_request_other, other, other_user]))
     assert left == {same_request_other, other, other_user}  # other end user untouched
     assert all(fts_rows(db, i) == 0 for i in gone)
     async with jc.store.writer.execute(
@@ -173,15 +173,8 @@ async def test_a_learn_committed_while_forgetting_is_purged(jc: JobContext) -> N
         [NewMemory(owner_id=OWNER, content="I go to the gym on Elm Street", key="turn:x")],
         now=taught_at,
     )
-    await jc.store.forget.add_tombstone(
-        OWNER,
-        "",
-        __import__("shared.forget_terms", fromlist=["x"]).hash_stems(
-            target_stems("which gym I go to")
-        ),
-        taught_at + 1,
-    )
-    from shared.forget_guard import purge_forgotten
+    hashes = hash_stems(target_stems("which gym I go to"))
+    await jc.store.forget.add_tombstone(OWNER, "", hashes, taught_at + 1)
 
     purged = await purge_forgotten(
         jc.store, OWNER, "", taught_at, [m for m, _ in written], time.time()
@@ -193,6 +186,3 @@ async def test_a_learn_committed_while_forgetting_is_purged(jc: JobContext) -> N
 async def test_the_forget_message_itself_is_not_learned(jc: JobContext) -> None:
     await learn(jc, learn_payload("Please stop remembering which gym I go to", time.time(), "q"))
     assert await contents(jc) == []
-
-
-Forgetter = Callable[..., Awaitable[Any]]
