@@ -105,6 +105,23 @@ async def derived_copies(store: Store, named: Sequence[Memory]) -> list[Memory]:
     return copies
 
 
+async def _evict(
+    store: Store, ids: list[int], now: float, on_deleted: OnDeleted | None
+) -> list[int]:
+    """Delete rowids ``ids`` from SQLite (FTS5, sqlite-vec, ``eviction`` events with reason
+    ``forget``) and hand the deleted ones to ``on_deleted``; returns them."""
+    if not ids:
+        return []
+    rows = await store.lifecycle.rows(ids)
+    gone = await store.lifecycle.evict([(r, "forget") for r in rows], now)
+    if gone and on_deleted is not None:
+        try:
+            await on_deleted(gone)
+        except Exception:  # recall re-checks vector hits against SQLite; the hook retries
+            log.exception("vector delete after a forget failed for %d memories", len(gone))
+    return gone
+
+
 async def forget(
     store: Store,
     *,
@@ -144,15 +161,7 @@ async def forget(
         return ForgetOutcome(reason=reason, deleted=items, dry_run=True, rowids=ids)
     if reason not in ("ok", "no_match") and hashes:
         await store.forget.remove_tombstone(owner_id, user_id, hashes, now)
-    gone: list[int] = []
-    if ids:
-        rows = await store.lifecycle.rows(ids)
-        gone = await store.lifecycle.evict([(r, "forget") for r in rows], now)
-        if gone and on_deleted is not None:
-            try:
-                await on_deleted(gone)
-            except Exception:  # recall re-checks vector hits against SQLite; the hook retries
-                log.exception("vector delete after a forget failed for %d memories", len(gone))
+    gone = await _evict(store, ids, now, on_deleted)
     kept = set(gone)
     deleted = [item for item, rowid in zip(items, ids, strict=True) if rowid in kept]
     await store.events.record(

@@ -110,87 +110,74 @@ _FROM_MEMORY = {
 _T = r"(?P<target>.+)"
 
 
+_FORGET_VERB = {
+    "en": r"forget\s+(?:about\s+)?",
+    "de": r"vergiss[\s,]+(?:bitte[\s,]+)?",
+    "fr": r"oublie[zs]?\s+(?:s'il\s+te\s+pla[iî]t\s+)?",
+    "es": r"(?:olvida|olvide|olvídate|olvidate)\s+(?:de\s+)?",
+}
+_DELETE_VERB = {
+    "en": r"(?:delete|erase|remove|clear|wipe|purge)\s+",
+    "de": r"(?:lösche|lösch|entferne)[\s,]+(?:bitte[\s,]+)?",
+    "fr": r"(?:efface|supprime|effacez|supprimez)\s+",
+    "es": r"(?:borra|elimina|borre|elimine)\s+",
+}
+# (language, family, whether the politeness prefix may precede it, pattern)
+_OTHER_FAMILIES: tuple[tuple[str, str, bool, str], ...] = (
+    ("en", "stop_remembering", True, r"(?:stop|quit)\s+remembering\s+" + _T),
+    (
+        "en",
+        "stop_remembering",
+        True,
+        r"(?:don't|do\s+not|no\s+longer)\s+remember\s+"
+        r"(?P<target>.+?)\s+(?:anymore|any\s+more|any\s+longer)\b",
+    ),
+    (
+        "en",
+        "dont_keep",
+        True,
+        r"(?:don't|do\s+not)\s+(?:keep|store|save)\s+(?P<target>.+?)\s+"
+        r"(?:anymore|any\s+more|any\s+longer)\b",
+    ),
+    ("en", "dont_keep", True, r"stop\s+(?:keeping|storing|saving)\s+" + _T),
+    ("de", "stop_remembering", True, r"hör\s+auf,?\s+dir\s+(?P<target>.+?)\s+zu\s+merken\b"),
+    ("de", "stop_remembering", True, r"merk(?:e)?\s+dir\s+(?P<target>.+?)\s+nicht\s+mehr\b"),
+    (
+        "de",
+        "dont_keep",
+        True,
+        r"(?:speichere|speicher|behalte|behalt)\s+(?P<target>.+?)\s+"
+        r"nicht\s+mehr\b",
+    ),
+    (
+        "de",
+        "can_you_forget",
+        False,
+        r"(?:kannst|könntest)\s+du\s+(?:bitte\s+)?"
+        r"(?P<target>.+?)\s+vergessen\b",
+    ),
+    ("fr", "stop_remembering", True, r"arr[eê]te[sz]?\s+de\s+te\s+souvenir\s+(?:de\s+|d')" + _T),
+    ("fr", "stop_remembering", True, r"ne\s+te\s+souviens\s+plus\s+(?:de\s+|d')" + _T),
+    ("fr", "dont_keep", True, r"ne\s+(?:garde|retiens|conserve|mémorise)\s+plus\s+" + _T),
+    ("fr", "can_you_forget", True, r"oublier\s+(?P<target>(?:mon|ma|mes)\s.+)"),
+    ("es", "stop_remembering", True, r"deja\s+de\s+recordar\s+" + _T),
+    ("es", "stop_remembering", False, r"(?:ya\s+)?no\s+recuerdes\s+(?:más\s+|mas\s+)?" + _T),
+    ("es", "dont_keep", False, r"no\s+(?:guardes|almacenes|conserves)\s+(?:más\s+|mas\s+)?" + _T),
+    ("es", "can_you_forget", True, r"olvidar\s+(?P<target>(?:mi|mis)\s.+)"),
+)
+
+
 def _families() -> list[tuple[str, str, re.Pattern[str]]]:
-    """(language, family, compiled pattern) in the order they are tried."""
+    """(language, family, compiled pattern) in the order they are tried: per language
+    ``forget`` and both ``delete`` forms, then :data:`_OTHER_FAMILIES`."""
     raw: list[tuple[str, str, str]] = []
     for lang, own in _OWN.items():
-        pre = _PREFIX[lang]
-        raw_forget = {
-            "en": r"forget\s+(?:about\s+)?",
-            "de": r"vergiss[\s,]+(?:bitte[\s,]+)?",
-            "fr": r"oublie[zs]?\s+(?:s'il\s+te\s+pla[iî]t\s+)?",
-            "es": r"(?:olvida|olvide|olvídate|olvidate)\s+(?:de\s+)?",
-        }[lang]
-        raw.append((lang, "forget", pre + raw_forget + rf"(?P<target>{own}.+)"))
-        delete = {
-            "en": r"(?:delete|erase|remove|clear|wipe|purge)\s+",
-            "de": r"(?:lösche|lösch|entferne)[\s,]+(?:bitte[\s,]+)?",
-            "fr": r"(?:efface|supprime|effacez|supprimez)\s+",
-            "es": r"(?:borra|elimina|borre|elimine)\s+",
-        }[lang]
+        pre, delete = _PREFIX[lang], _DELETE_VERB[lang]
+        raw.append((lang, "forget", pre + _FORGET_VERB[lang] + rf"(?P<target>{own}.+)"))
         raw.append((lang, "delete", pre + delete + _MEMORY_REF[lang] + _T))
         raw.append((lang, "delete", pre + delete + rf"(?P<target>{own}.+?){_FROM_MEMORY[lang]}"))
-    raw += [
-        ("en", "stop_remembering", _PREFIX["en"] + r"(?:stop|quit)\s+remembering\s+" + _T),
-        (
-            "en",
-            "stop_remembering",
-            _PREFIX["en"] + r"(?:don't|do\s+not|no\s+longer)\s+"
-            r"remember\s+(?P<target>.+?)\s+(?:anymore|any\s+more|any\s+longer)\b",
-        ),
-        (
-            "en",
-            "dont_keep",
-            _PREFIX["en"] + r"(?:don't|do\s+not)\s+(?:keep|store|save)\s+"
-            r"(?P<target>.+?)\s+(?:anymore|any\s+more|any\s+longer)\b",
-        ),
-        ("en", "dont_keep", _PREFIX["en"] + r"stop\s+(?:keeping|storing|saving)\s+" + _T),
-        (
-            "de",
-            "stop_remembering",
-            _PREFIX["de"] + r"hör\s+auf,?\s+dir\s+(?P<target>.+?)\s+zu\s+"
-            r"merken\b",
-        ),
-        (
-            "de",
-            "stop_remembering",
-            _PREFIX["de"] + r"merk(?:e)?\s+dir\s+(?P<target>.+?)\s+"
-            r"nicht\s+mehr\b",
-        ),
-        (
-            "de",
-            "dont_keep",
-            _PREFIX["de"] + r"(?:speichere|speicher|behalte|behalt)\s+"
-            r"(?P<target>.+?)\s+nicht\s+mehr\b",
-        ),
-        (
-            "de",
-            "can_you_forget",
-            r"(?:kannst|könntest)\s+du\s+(?:bitte\s+)?(?P<target>.+?)\s+"
-            r"vergessen\b",
-        ),
-        (
-            "fr",
-            "stop_remembering",
-            _PREFIX["fr"] + r"arr[eê]te[sz]?\s+de\s+te\s+souvenir\s+"
-            r"(?:de\s+|d')" + _T,
-        ),
-        (
-            "fr",
-            "stop_remembering",
-            _PREFIX["fr"] + r"ne\s+te\s+souviens\s+plus\s+(?:de\s+|d')" + _T,
-        ),
-        (
-            "fr",
-            "dont_keep",
-            _PREFIX["fr"] + r"ne\s+(?:garde|retiens|conserve|mémorise)\s+plus\s+" + _T,
-        ),
-        ("fr", "can_you_forget", _PREFIX["fr"] + r"oublier\s+(?P<target>(?:mon|ma|mes)\s.+)"),
-        ("es", "stop_remembering", _PREFIX["es"] + r"deja\s+de\s+recordar\s+" + _T),
-        ("es", "stop_remembering", r"(?:ya\s+)?no\s+recuerdes\s+(?:más\s+|mas\s+)?" + _T),
-        ("es", "dont_keep", r"no\s+(?:guardes|almacenes|conserves)\s+(?:más\s+|mas\s+)?" + _T),
-        ("es", "can_you_forget", _PREFIX["es"] + r"olvidar\s+(?P<target>(?:mi|mis)\s.+)"),
-    ]
+    for lang, family, prefixed, pattern in _OTHER_FAMILIES:
+        raw.append((lang, family, (_PREFIX[lang] if prefixed else "") + pattern))
     return [(lang, fam, re.compile(r"^\s*" + pat, _I)) for lang, fam, pat in raw]
 
 

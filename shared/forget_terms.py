@@ -42,7 +42,8 @@ _MIN_STEM = 3
 _MAX_MEMORY_TERMS = 4000
 
 _TARGET_STOP_TEXT = """
-    user users my mine me myself i i'm im your you yours we our us the a an this that these those it its
+    user users my mine me myself i i'm im your you yours we our us the a an this that these those
+    it its
     about of on in at to for from with by and or as is are was were be been am do does did
     what where which who whom whose when why how whether there here
     know knew known said say says told tell wrote write mentioned mention
