@@ -182,6 +182,44 @@ def _families() -> list[tuple[str, str, re.Pattern[str]]]:
 
 
 _PATTERNS = _families()
+# Every family has a word starting with one of these (lower-case): a message without such a word
+# is rejected after one split (most chat messages never reach the family patterns).
+_TRIGGERS = (
+    "forget",
+    "vergiss",
+    "vergessen",
+    "oubli",
+    "olv",
+    "delete",
+    "erase",
+    "remove",
+    "clear",
+    "wipe",
+    "purge",
+    "lösch",
+    "entfern",
+    "efface",
+    "supprim",
+    "borr",
+    "elimin",
+    "remember",
+    "merk",
+    "speicher",
+    "behalt",
+    "souv",
+    "garde",
+    "retien",
+    "conserv",
+    "mémoris",
+    "record",
+    "recuerd",
+    "guard",
+    "almacen",
+    "keep",
+    "stor",
+    "sav",
+)
+_WORD_SPLIT = re.compile(r"\W+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # Where a target ends: a clause boundary.
 _TARGET_END = re.compile(r"[,;:.!?¿¡\n]|\s(?:and\s+then|but|und\s+dann|aber|mais|pero)\s", _I)
@@ -230,6 +268,8 @@ def detect_forget(text: str) -> ForgetIntent | None:
     raises.
     """
     if not text or len(text) > MAX_MESSAGE_CHARS:
+        return None
+    if not any(word.startswith(_TRIGGERS) for word in _WORD_SPLIT.split(text.lower())):
         return None
     normalized = " ".join(text.translate(_APOSTROPHES).split(" "))
     for sentence in _SENTENCE_END.split(normalized):

@@ -70,6 +70,9 @@ def _fold(term: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+_FOLDED_STOPS = frozenset(_fold(w) for w in TARGET_STOP_WORDS)
+
+
 def stem(term: str) -> str:
     """Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped
     repeatedly while at least :data:`_MIN_STEM` characters remain.
@@ -95,10 +98,9 @@ def target_stems(target: str) -> tuple[str, ...]:
     Topic words are :func:`~shared.fts_query.query_terms` minus :data:`TARGET_STOP_WORDS`
     (compared folded). ``()`` when nothing names a topic ("that", "everything"). Pure.
     """
-    stops = {_fold(w) for w in TARGET_STOP_WORDS}
     out: list[str] = []
     for term in query_terms(target, max_terms=64):
-        if term in TARGET_STOP_WORDS or _fold(term) in stops:
+        if term in TARGET_STOP_WORDS or _fold(term) in _FOLDED_STOPS:
             continue
         stemmed = stem(term)
         if stemmed not in out:
