@@ -356,6 +356,9 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
             await enqueue_vector_delete(jc.queue, gone)
     # a forget made at or after this request wins over it (shared.forget_guard)
     writes, forgotten = await drop_forgotten(store, p.owner_id, p.user_id, p.created_at, writes)
+    if forgotten:
+        facts_written = sum(1 for w in writes if w.source == "extraction")
+        captured = sum(1 for w in writes if w.source == "capture")
     written = await store.writes.upsert_many(writes, now=p.created_at)
     purged = await purge_forgotten(
         store, p.owner_id, p.user_id, p.created_at, [m for m, _ in written], time.time()
