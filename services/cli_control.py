@@ -55,8 +55,10 @@ def describe_key(view: control_api.KeyView) -> str:
 
 
 async def run_keys_update(settings: Settings, args: argparse.Namespace) -> int:
-    """``keys update``: apply the options to the key; prints it. Raises MnemogateError (exit 1)
-    for an unknown key or a negative cap."""
+    """``keys update``: apply the options to the key; prints it.
+
+    Raises MnemogateError (exit 1) for an unknown key or a negative cap.
+    """
     body = KeyUpdate(
         recall=args.recall,
         learn=args.learn,

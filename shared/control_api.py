@@ -21,13 +21,18 @@ from shared.store.usage import UsageDay
 
 OnOff = Literal["on", "off", "inherit"]
 MAX_QUERY_CHARS = 1000
+#: Longest usage window (days; a leap year).
+MAX_USAGE_DAYS = 366
 
 
 class ForgetQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``DELETE /api/memory`` query: ``q`` names what to forget ("my phone number", or a whole
-    request such as "please forget where I work"); ``user_id`` the end user (``""`` = the
-    key's own memories); ``owner_id`` the key (admin only, required for the admin);
-    ``dry_run`` reports what would go."""
+    """Query of a forget by query (``DELETE /api/memory``).
+
+    ``DELETE /api/memory`` query: ``q`` names what to forget ("my phone number", or a whole request
+    such as "please forget where I work"); ``user_id`` the end user (``""`` = the key's own
+    memories); ``owner_id`` the key (admin only, required for the admin); ``dry_run`` reports what
+    would go.
+    """
 
     q: str
     user_id: str = ""
@@ -36,8 +41,11 @@ class ForgetQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
 
 class ForgetResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What a forget by query removed: ``reason`` (``ok``, ``no_target``, ``no_match``,
-    ``too_broad``, ``ambiguous``), ``deleted`` (``[{id, key, category, via}]``), ``dry_run``."""
+    """What a forget by query removed.
+
+    What a forget by query removed: ``reason`` (``ok``, ``no_target``, ``no_match``, ``too_broad``,
+    ``ambiguous``), ``deleted`` (``[{id, key, category, via}]``), ``dry_run``.
+    """
 
     reason: str
     deleted: list[dict[str, Any]]
@@ -45,9 +53,11 @@ class ForgetResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class KeyUpdate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``PATCH /api/keys/{id}``: each field absent/null = unchanged. ``recall`` / ``learn``:
-    ``on``, ``off`` or ``inherit`` (provider, then global). ``max_memories`` / ``max_bytes``:
-    the key's cap (0 = none)."""
+    """``PATCH /api/keys/{id}``: each field absent/null = unchanged.
+
+    ``recall`` / ``learn``: ``on``, ``off`` or ``inherit`` (provider, then global). ``max_memories``
+    / ``max_bytes``: the key's cap (0 = none).
+    """
 
     recall: OnOff | None = None
     learn: OnOff | None = None
@@ -83,8 +93,11 @@ class UsageQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 
 
 class UsageResult(msgspec.Struct, frozen=True, kw_only=True):
-    """Per key and UTC day: requests with memory, memories and tokens injected, facts learned,
-    forgets (and memories they deleted)."""
+    """Memory usage per key and UTC day.
+
+    Per key and UTC day: requests with memory, memories and tokens injected, facts learned, forgets
+    (and memories they deleted).
+    """
 
     days: int
     items: list[UsageDay]
@@ -140,7 +153,9 @@ async def update_key(store: Store, key_id: str, body: KeyUpdate) -> KeyView:
 
 
 def forget_stems(q: str) -> tuple[str, ...]:
-    """The stems a forget query names: those of the request recognised in ``q``
+    """The target stems a forget query names.
+
+    The stems a forget query names: those of the request recognised in ``q``
     (:func:`shared.forget_intent.detect_forget`), else of ``q`` taken as the target itself.
 
     Raises:
@@ -181,8 +196,10 @@ async def forget_by_query(
     max_matches: int,
     on_deleted: OnDeleted | None,
 ) -> ForgetResult:
-    """Forget what ``query.q`` names among ``owner_id``/``query.user_id``'s memories with the
-    chat matcher and margin rule (:func:`shared.forget.forget`); reports ids and keys.
+    """Forget what a query names, with the chat matcher.
+
+    Forget what ``query.q`` names among ``owner_id``/``query.user_id``'s memories with the chat
+    matcher and margin rule (:func:`shared.forget.forget`); reports ids and keys.
 
     Raises:
         InvalidRequest: an empty or too long ``q``. StoreError: the database failed.
@@ -211,6 +228,6 @@ async def usage(store: Store, owner_id: str | None, days: int, now: float) -> Us
     Raises:
         InvalidRequest: ``days`` outside 1..366.
     """
-    if not 1 <= days <= 366:
-        raise InvalidRequest("days must be within 1..366")
+    if not 1 <= days <= MAX_USAGE_DAYS:
+        raise InvalidRequest(f"days must be within 1..{MAX_USAGE_DAYS}")
     return UsageResult(days=days, items=await store.usage.daily(owner_id, days, now))

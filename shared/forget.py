@@ -1,4 +1,6 @@
-"""The forget flow shared by the ``forget`` job, REST ``DELETE /api/memory?q=`` and MCP
+"""The forget flow shared by the forget job, REST and MCP.
+
+The forget flow shared by the ``forget`` job, REST ``DELETE /api/memory?q=`` and MCP
 ``memory_forget``.
 
 :func:`forget` takes a target's stems (:func:`shared.forget_terms.target_stems`) and, for one
@@ -71,8 +73,11 @@ class ForgetOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _related(a: Memory, b: Memory) -> bool:
-    """True when ``a`` and ``b`` share at least :data:`DERIVED_OVERLAP` of either's topic
-    stems (a fact and the turn it was extracted from)."""
+    """True when two memories are copies of each other.
+
+    True when ``a`` and ``b`` share at least :data:`DERIVED_OVERLAP` of either's topic stems (a fact
+    and the turn it was extracted from).
+    """
     for x, y in ((a, b), (b, a)):
         stems = target_stems(x.content)
         if stems and coverage(stems, memory_stems(y.content, y.key)) >= DERIVED_OVERLAP:
@@ -108,8 +113,11 @@ async def derived_copies(store: Store, named: Sequence[Memory]) -> list[Memory]:
 async def _evict(
     store: Store, ids: list[int], now: float, on_deleted: OnDeleted | None
 ) -> list[int]:
-    """Delete rowids ``ids`` from SQLite (FTS5, sqlite-vec, ``eviction`` events with reason
-    ``forget``) and hand the deleted ones to ``on_deleted``; returns them."""
+    """Delete rowids from every SQLite tier and hand them to the vector hook.
+
+    Delete rowids ``ids`` from SQLite (FTS5, sqlite-vec, ``eviction`` events with reason ``forget``)
+    and hand the deleted ones to ``on_deleted``; returns them.
+    """
     if not ids:
         return []
     rows = await store.lifecycle.rows(ids)

@@ -38,8 +38,10 @@ def _forgotten(tombs: Sequence[tuple[str, ...]], content: str, key: str) -> bool
 async def drop_forgotten(
     store: Store, owner_id: str, user_id: str, since: float, writes: Sequence[NewMemory]
 ) -> tuple[list[NewMemory], int]:
-    """``writes`` minus those a forget made at or after ``since`` (unix seconds) names, and how
-    many were dropped. One indexed read when there is nothing to drop.
+    """Drop the writes a newer forget names.
+
+    ``writes`` minus those a forget made at or after ``since`` (unix seconds) names, and how many
+    were dropped. One indexed read when there is nothing to drop.
 
     Raises:
         StoreError: the tombstones could not be read (the learn job is retried).
@@ -56,8 +58,10 @@ async def drop_forgotten(
 async def purge_forgotten(
     store: Store, owner_id: str, user_id: str, since: float, written: Sequence[Memory], now: float
 ) -> list[int]:
-    """Delete the ``written`` memories that a forget made at or after ``since`` names (a forget
-    that committed while the learn job was writing); returns their rowids (for Qdrant).
+    """Delete what a learn job wrote that a newer forget names.
+
+    Delete the ``written`` memories that a forget made at or after ``since`` names (a forget that
+    committed while the learn job was writing); returns their rowids (for Qdrant).
 
     Raises:
         StoreError: the database failed (the learn job is retried; the upserts are idempotent).

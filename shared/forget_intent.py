@@ -168,8 +168,11 @@ _OTHER_FAMILIES: tuple[tuple[str, str, bool, str], ...] = (
 
 
 def _families() -> list[tuple[str, str, re.Pattern[str]]]:
-    """(language, family, compiled pattern) in the order they are tried: per language
-    ``forget`` and both ``delete`` forms, then :data:`_OTHER_FAMILIES`."""
+    """Compile every phrase family, in the order they are tried.
+
+    (language, family, compiled pattern) in the order they are tried: per language ``forget`` and
+    both ``delete`` forms, then :data:`_OTHER_FAMILIES`.
+    """
     raw: list[tuple[str, str, str]] = []
     for lang, own in _OWN.items():
         pre, delete = _PREFIX[lang], _DELETE_VERB[lang]

@@ -64,8 +64,11 @@ TARGET_STOP_WORDS: frozenset[str] = frozenset(_TARGET_STOP_TEXT.split())
 
 
 def _fold(term: str) -> str:
-    """``term`` case-folded with combining marks removed (``Adresse`` → ``adresse``, ``où`` →
-    ``ou``), matching the FTS5 tokenizer's ``remove_diacritics 2``."""
+    """Case-fold a term and remove its combining marks.
+
+    ``term`` case-folded with combining marks removed (``Adresse`` → ``adresse``, ``où`` → ``ou``),
+    matching the FTS5 tokenizer's ``remove_diacritics 2``.
+    """
     decomposed = unicodedata.normalize("NFKD", term.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -74,8 +77,10 @@ _FOLDED_STOPS = frozenset(_fold(w) for w in TARGET_STOP_WORDS)
 
 
 def stem(term: str) -> str:
-    """Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped
-    repeatedly while at least :data:`_MIN_STEM` characters remain.
+    """Crude multilingual stem of one term.
+
+    Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped repeatedly
+    while at least :data:`_MIN_STEM` characters remain.
 
     ``works``/``working``/``worked`` → ``work``; ``numbers``/``number`` → ``numb``. Both sides of
     a comparison use it, so over-stemming only merges words, never splits one. Pure.
@@ -109,8 +114,11 @@ def target_stems(target: str) -> tuple[str, ...]:
 
 
 def text_stems(text: str) -> frozenset[str]:
-    """Stems of every search term of ``text`` (stop words included: coverage only looks up the
-    target's stems in this set). Pure."""
+    """Stems of every search term of a text.
+
+    Stems of every search term of ``text`` (stop words included: coverage only looks up the target's
+    stems in this set). Pure.
+    """
     return frozenset(stem(t) for t in query_terms(text, max_terms=_MAX_MEMORY_TERMS))
 
 
@@ -165,8 +173,7 @@ T = TypeVar("T", bound=HasText)
 
 
 def is_named(target: Sequence[str], item: HasText) -> bool:
-    """True when ``item`` holds every stem of ``target`` (coverage 1); False for an empty
-    target."""
+    """True when ``item`` holds every stem of ``target`` (coverage 1); False for an empty target."""
     return bool(target) and coverage(target, memory_stems(item.content, item.key or "")) == 1.0
 
 
@@ -176,8 +183,11 @@ def named_by(target: Sequence[str], items: Sequence[T]) -> list[T]:
 
 
 def without_named(target: Sequence[str] | None, items: Sequence[T]) -> list[T]:
-    """``items`` minus those ``target`` names: the request-path filter over a recall result
-    (never margin-checked: leaving a memory out of one prompt is always safe)."""
+    """Leave out the items a forget target names.
+
+    ``items`` minus those ``target`` names: the request-path filter over a recall result (never
+    margin-checked: leaving a memory out of one prompt is always safe).
+    """
     if not target:
         return list(items)
     return [item for item in items if not is_named(target, item)]

@@ -52,8 +52,11 @@ class Switches(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _flag(headers: Mapping[str, str], names: tuple[str, ...]) -> bool | None:
-    """The "no-…" header ``names`` read as a *disable* flag: True (set truthy), False (set
-    falsy), None (absent or unrecognised)."""
+    """Read no-… headers as a disable flag.
+
+    The "no-…" header ``names`` read as a *disable* flag: True (set truthy), False (set falsy), None
+    (absent or unrecognised).
+    """
     for name in names:
         value = headers.get(name)
         if value is None or not value.strip():
@@ -95,8 +98,11 @@ def global_switch(settings: Settings) -> Switch:
 
 
 def resolve_switches(request: Switch, key: Switch, provider: Switch, global_: Switch) -> Switches:
-    """Each switch from the most specific level that sets it (request > key > provider >
-    global); a global level left unset counts as on. Pure."""
+    """Resolve both switches from the most specific level that sets them.
+
+    Each switch from the most specific level that sets it (request > key > provider > global); a
+    global level left unset counts as on. Pure.
+    """
     recall, recall_by = True, "global"
     learn, learn_by = True, "global"
     for level, switch in reversed(
@@ -110,9 +116,12 @@ def resolve_switches(request: Switch, key: Switch, provider: Switch, global_: Sw
 
 
 def switch_headers(switches: Switches) -> dict[str, str]:
-    """Response headers saying what applied: ``x-mnemogate-memory-recall: on|off``,
+    """Response headers saying which switches applied.
+
+    Response headers saying what applied: ``x-mnemogate-memory-recall: on|off``,
     ``x-mnemogate-memory-learn: on|off`` and ``...-recall-by`` / ``...-learn-by`` naming the
-    deciding level."""
+    deciding level.
+    """
     return {
         "x-mnemogate-memory-recall": "on" if switches.recall else "off",
         "x-mnemogate-memory-recall-by": switches.recall_by,

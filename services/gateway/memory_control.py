@@ -1,6 +1,8 @@
-"""The request path's memory controls, for every client route (chat completions, responses,
-messages): who the end user is, which switches apply, whether the message asks to forget, and
-the response headers that say so. Each route calls :func:`resolve_control` once, passes
+"""The request path's memory controls, for every client route.
+
+The request path's memory controls, for every client route (chat completions, responses, messages):
+who the end user is, which switches apply, whether the message asks to forget, and the response
+headers that say so. Each route calls :func:`resolve_control` once, passes
 :attr:`MemoryControl.forget_stems` to the recall flow, and adds :func:`control_headers`.
 
 See docs/ARCHITECTURE.md, "Controlling memory".
@@ -57,9 +59,11 @@ def resolve_control(
     settings: Settings,
     user_text: str,
 ) -> MemoryControl:
-    """Resolve the end user (:func:`shared.end_user.resolve_end_user`), the switches
-    (:func:`shared.memory_switches.resolve_switches`: request headers, key, provider, global)
-    and a forget request in ``user_text`` (the newest user message; only looked for when
+    """Resolve end user, switches and forget request of one request.
+
+    Resolve the end user (:func:`shared.end_user.resolve_end_user`), the switches
+    (:func:`shared.memory_switches.resolve_switches`: request headers, key, provider, global) and a
+    forget request in ``user_text`` (the newest user message; only looked for when
     ``forget_detection`` is on and recall or learning is on).
 
     Raises:
@@ -79,9 +83,12 @@ def resolve_control(
 
 
 def control_headers(control: MemoryControl, tokens: int) -> dict[str, str]:
-    """Response headers: the switches that applied (:func:`shared.memory_switches.switch_headers`),
-    ``x-mnemogate-memory-tokens`` (estimated tokens injected, ``0`` when none) and, for a
-    forget request, ``x-mnemogate-memory-forget: queued``."""
+    """Response headers of the memory controls.
+
+    Response headers: the switches that applied (:func:`shared.memory_switches.switch_headers`),
+    ``x-mnemogate-memory-tokens`` (estimated tokens injected, ``0`` when none) and, for a forget
+    request, ``x-mnemogate-memory-forget: queued``.
+    """
     headers = switch_headers(control.switches)
     headers[TOKENS_HEADER] = str(max(0, tokens))
     if control.forget is not None:
@@ -92,8 +99,10 @@ def control_headers(control: MemoryControl, tokens: int) -> dict[str, str]:
 async def enqueue_forget(
     queue: JobQueue, control: MemoryControl, owner_id: str, now: float, request_id: str
 ) -> None:
-    """Queue the ``forget`` job of a forget request (nothing when there is none). Never raises:
-    a queue failure is logged (the arq queue parks jobs in the outbox first)."""
+    """Queue the ``forget`` job of a forget request (nothing when there is none).
+
+    Never raises: a queue failure is logged (the arq queue parks jobs in the outbox first).
+    """
     if control.forget is None:
         return
     payload = ForgetPayload(

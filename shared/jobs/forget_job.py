@@ -17,8 +17,10 @@ from shared.jobs.vector_sync import deletion_hook
 
 
 async def run_forget(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
-    """Delete what ``payload`` names from every tier; returns ``{"reason", "deleted": [{id,
-    key, category, via}]}`` (ids and keys only).
+    """Run one ``forget`` job.
+
+    Delete what ``payload`` names from every tier; returns ``{"reason", "deleted": [{id, key,
+    category, via}]}`` (ids and keys only).
 
     Qdrant points go through :func:`~shared.jobs.vector_sync.deletion_hook` (retried through a
     ``vector_delete`` job when Qdrant fails); sqlite-vec rows leave with the memory rows.

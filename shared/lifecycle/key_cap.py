@@ -38,8 +38,10 @@ async def enforce_key_cap(
     now: float,
     on_deleted: Callable[[list[int]], Awaitable[None]] | None = None,
 ) -> list[int]:
-    """Evict ``owner_id``'s least relevant memories until its key's cap holds; returns the
-    rowids evicted (``[]`` for no key, no cap, or under the cap).
+    """Evict a key's least relevant memories until its cap holds.
+
+    Evict ``owner_id``'s least relevant memories until its key's cap holds; returns the rowids
+    evicted (``[]`` for no key, no cap, or under the cap).
 
     Raises:
         StoreError: the database failed (the learn job is retried; what it learned stays).

@@ -44,8 +44,11 @@ class ForgetStore:
     async def candidates(
         self, owner_id: str, user_id: str, stems: Sequence[str], limit: int
     ) -> list[Memory]:
-        """Up to ``limit`` memories of ``owner_id``/``user_id`` sharing a stem prefix with the
-        target, best BM25 first (expired ones included: a forget removes those too)."""
+        """Memories of one owner and end user that may match a target.
+
+        Up to ``limit`` memories of ``owner_id``/``user_id`` sharing a stem prefix with the target,
+        best BM25 first (expired ones included: a forget removes those too).
+        """
         match = prefix_match_query(stems)
         if match is None:
             return []
@@ -62,10 +65,13 @@ class ForgetStore:
     async def derived(
         self, owner_id: str, user_id: str, request_ids: Sequence[str], public_ids: Sequence[str]
     ) -> list[Memory]:
-        """Memories of ``owner_id``/``user_id`` written by the same learn requests
+        """Memories derived from the same learn requests, and summaries of them.
+
+        Memories of ``owner_id``/``user_id`` written by the same learn requests
         (``metadata.request_id`` in ``request_ids``: the captured turn a fact came from and the
-        facts of a captured turn) and summaries whose ``metadata.summary.source_ids`` hold one
-        of ``public_ids``."""
+        facts of a captured turn) and summaries whose ``metadata.summary.source_ids`` hold one of
+        ``public_ids``.
+        """
         out: dict[int, Memory] = {}
         cols = COLUMNS
         for start in range(0, len(request_ids), _CHUNK):
@@ -94,8 +100,11 @@ class ForgetStore:
     async def add_tombstone(
         self, owner_id: str, user_id: str, term_hashes: Sequence[str], created_at: float
     ) -> None:
-        """Record a forget: learning of requests made at or before ``created_at`` (unix
-        seconds) drops memories holding every hashed stem of ``term_hashes``."""
+        """Record a forget tombstone.
+
+        Record a forget: learning of requests made at or before ``created_at`` (unix seconds) drops
+        memories holding every hashed stem of ``term_hashes``.
+        """
         with store_errors("recording a forget"):
             async with transaction(self.conn):
                 await self.conn.execute(
@@ -107,8 +116,11 @@ class ForgetStore:
     async def remove_tombstone(
         self, owner_id: str, user_id: str, term_hashes: Sequence[str], created_at: float
     ) -> None:
-        """Withdraw the tombstone :meth:`add_tombstone` wrote with these same arguments (a
-        forget that turned out unclear deletes nothing and blocks nothing)."""
+        """Withdraw a forget tombstone.
+
+        Withdraw the tombstone :meth:`add_tombstone` wrote with these same arguments (a forget that
+        turned out unclear deletes nothing and blocks nothing).
+        """
         with store_errors("withdrawing a forget"):
             async with transaction(self.conn):
                 await self.conn.execute(
@@ -120,8 +132,11 @@ class ForgetStore:
     async def tombstones_since(
         self, owner_id: str, user_id: str, since: float
     ) -> list[tuple[str, ...]]:
-        """Hashed stems of every forget of ``owner_id``/``user_id`` made at or after ``since``
-        (unix seconds), oldest first (index range scan)."""
+        """Hashed stems of every forget made since a time.
+
+        Hashed stems of every forget of ``owner_id``/``user_id`` made at or after ``since`` (unix
+        seconds), oldest first (index range scan).
+        """
         with store_errors("reading forgets"):
             rows = await self.conn.execute_fetchall(
                 "SELECT term_hashes FROM forget_tombstones WHERE owner_id = ? AND user_id = ? "

@@ -1,5 +1,7 @@
-"""Per-key, per-day usage of memory, read from ``memory_events`` (docs/ARCHITECTURE.md,
-"Controlling memory": visible cost).
+"""Per-key, per-day usage of memory, read from ``memory_events``.
+
+Per-key, per-day usage of memory, read from ``memory_events`` (docs/ARCHITECTURE.md, "Controlling
+memory": visible cost).
 
 Sources: ``injection`` events (one per access batch: ``count`` memories injected, detail
 ``requests`` and ``tokens``), ``extraction`` events (``count`` facts learned) and ``forget``
@@ -52,8 +54,10 @@ class UsageStore:
         self.conn = conn
 
     async def daily(self, owner_id: str | None, days: int, now: float) -> list[UsageDay]:
-        """Usage per key and UTC day over the last ``days`` days (today included), oldest day
-        first; ``owner_id`` None = every key. Days without events are absent.
+        """Usage per key and UTC day over the last ``days`` days.
+
+        Usage per key and UTC day over the last ``days`` days (today included), oldest day first;
+        ``owner_id`` None = every key. Days without events are absent.
 
         Raises:
             StoreError: the database failed.

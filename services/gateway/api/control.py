@@ -65,8 +65,11 @@ OPERATIONS: tuple[dict[str, Any], ...] = (
 
 
 async def forget_memories(request: Request) -> Response:
-    """``DELETE /api/memory?q=...`` → ``{"reason", "deleted": [{id, key, category, via}],
-    "dry_run"}``: the chat forget matcher over one key's (and end user's) memories."""
+    """Forget by query: ``DELETE /api/memory?q=...``.
+
+    ``DELETE /api/memory?q=...`` → ``{"reason", "deleted": [{id, key, category, via}], "dry_run"}``:
+    the chat forget matcher over one key's (and end user's) memories.
+    """
     principal = await principal_of(request)
     query = decode_query(request, ForgetQuery)
     state = state_of(request)
