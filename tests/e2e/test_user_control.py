@@ -228,6 +228,9 @@ def test_usage_statistics_and_cli(gateway_factory, upstream) -> None:
     r = say(gw, secret, "Where do I live?", {"x-mnemogate-no-learn": "1"})
     tokens = int(r.headers["x-mnemogate-memory-tokens"])
     assert tokens > 0
+    streamed = say(gw, secret, "Where do I live?", {"x-mnemogate-no-learn": "1"}, stream=True)
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    assert int(streamed.headers["x-mnemogate-memory-tokens"]) == tokens
     say(gw, secret, "Please forget where I live")
     wait(lambda: not any("Berlin" in c for c in contents(gw, key)), "the forget")
 
