@@ -3,9 +3,9 @@
 Sources, first one set wins:
 
 1. the request headers named by ``end_user_headers`` (default ``x-mnemogate-user``, then Open
-   WebUI's ``X-OpenWebUI-User-Id``; LibreChat sends none by default, add e.g.
-   ``x-librechat-user-id`` and set it in LibreChat's custom endpoint ``headers`` to
-   ``"{{LIBRECHAT_USER_ID}}"``);
+   WebUI's ``X-OpenWebUI-User-Id``; LibreChat puts its user id in the body's ``user``, or a
+   header such as ``x-librechat-user-id`` added here and set in its custom endpoint
+   ``headers`` with the ``{{LIBRECHAT_USER_ID}}`` placeholder);
 2. the body's ``user`` (OpenAI chat completions and responses);
 3. the body's ``safety_identifier`` (OpenAI's successor of ``user``);
 4. the body's ``metadata.user_id`` (Anthropic messages).
