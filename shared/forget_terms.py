@@ -50,6 +50,9 @@ _TARGET_STOP_TEXT = """
     everything anything something all any stuff thing things info information details detail
     memory memories remember remembering recall anymore longer more please just also again
     go goes going went get gets got have has had keep kept store stored save saved
+    forget forgetting delete erase remove clear wipe purge stop quit don't dont
+    vergiss vergessen lösche lösch entferne oublie oublier supprime efface olvida olvidar borra
+    elimina
     mein meine meinen meinem meiner meines mich mir ich du dir dich dein deine deinem deinen
     der die das den dem des ein eine einen einem einer eines und oder was wo welche welcher
     welches wer wie dass ueber über von zu im am ist sind bin war hast hat habe gesagt weisst
