@@ -16,7 +16,7 @@ never cut: two ids equal in their first characters must never share memories.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.errors import InvalidRequest
@@ -28,7 +28,9 @@ def header_names(settings: Settings) -> tuple[str, ...]:
     return tuple(n.strip().lower() for n in settings.end_user_headers.split(",") if n.strip())
 
 
-def _body_candidates(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def body_candidates(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The end-user fields of a decoded JSON body, in order, as ``(source, value)`` pairs:
+    ``user``, ``safety_identifier``, ``metadata.user_id`` (absent ones as None)."""
     metadata = body.get("metadata")
     return [
         ("user", body.get("user")),
@@ -38,18 +40,23 @@ def _body_candidates(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 
 def resolve_end_user(
-    headers: Mapping[str, str], body: Mapping[str, Any], names: tuple[str, ...], max_chars: int
+    headers: Mapping[str, str],
+    body: Sequence[tuple[str, Any]],
+    names: tuple[str, ...],
+    max_chars: int,
 ) -> str:
     """The end-user id of a request (sources in the module docstring), ``""`` when none.
 
-    Surrounding whitespace is stripped; ``headers`` is read with lower-case ``names``.
+    Surrounding whitespace is stripped; ``headers`` is read with lower-case ``names``; ``body``
+    holds the body's end-user fields as ``(source, value)`` pairs, in order (the client format
+    knows which fields it has; :func:`body_candidates` reads them from a decoded JSON body).
 
     Raises:
         InvalidRequest: the chosen value is longer than ``max_chars`` characters, or a body
             field is set to something other than a string.
     """
     candidates: list[tuple[str, Any]] = [(f"header {n}", headers.get(n)) for n in names]
-    candidates += _body_candidates(body)
+    candidates += list(body)
     for source, value in candidates:
         if value is None:
             continue

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 
@@ -53,13 +52,16 @@ class MemoryControl(msgspec.Struct, frozen=True, kw_only=True):
 
 def resolve_control(
     headers: Mapping[str, str],
-    body: Mapping[str, Any],
+    body_end_user: str,
     key: ApiKey,
     provider: ProviderConfig,
     settings: Settings,
     user_text: str,
 ) -> MemoryControl:
     """Resolve end user, switches and forget request of one request.
+
+    ``body_end_user`` is the end-user id the body names (the client format reads its own
+    fields: ``user``, ``safety_identifier``, ``metadata.user_id``), ``""`` when none.
 
     Resolve the end user (:func:`shared.end_user.resolve_end_user`), the switches
     (:func:`shared.memory_switches.resolve_switches`: request headers, key, provider, global) and a
@@ -69,7 +71,9 @@ def resolve_control(
     Raises:
         InvalidRequest: the end-user id is too long or not a string (HTTP 400).
     """
-    user_id = resolve_end_user(headers, body, header_names(settings), settings.end_user_max_chars)
+    user_id = resolve_end_user(
+        headers, [("body", body_end_user)], header_names(settings), settings.end_user_max_chars
+    )
     switches = resolve_switches(
         request_switch(headers),
         Switch(recall=key.recall_enabled, learn=key.learn_enabled),
