@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.end_user import header_names, resolve_end_user
+from shared.end_user import body_candidates, header_names, resolve_end_user
 from shared.errors import InvalidRequest
 from shared.settings import load_settings
 
@@ -32,17 +32,17 @@ def test_default_headers() -> None:
     ],
 )
 def test_first_source_set_wins(headers: dict[str, str], body: dict, expected: str) -> None:  # type: ignore[type-arg]
-    assert resolve_end_user(headers, body, NAMES, 256) == expected
+    assert resolve_end_user(headers, body_candidates(body), NAMES, 256) == expected
 
 
 def test_too_long_is_refused_never_cut() -> None:
     ok = "u" * 256
-    assert resolve_end_user({"x-openwebui-user-id": ok}, {}, NAMES, 256) == ok
+    assert resolve_end_user({"x-openwebui-user-id": ok}, [], NAMES, 256) == ok
     for headers, body in (({"x-openwebui-user-id": ok + "x"}, {}), ({}, {"user": ok + "y"})):
         with pytest.raises(InvalidRequest, match="limit is 256"):
-            resolve_end_user(headers, body, NAMES, 256)
+            resolve_end_user(headers, body_candidates(body), NAMES, 256)
 
 
 def test_non_string_body_field_is_refused() -> None:
     with pytest.raises(InvalidRequest):
-        resolve_end_user({}, {"metadata": {"user_id": 5}}, NAMES, 256)
+        resolve_end_user({}, body_candidates({"metadata": {"user_id": 5}}), NAMES, 256)
