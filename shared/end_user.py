@@ -29,8 +29,10 @@ def header_names(settings: Settings) -> tuple[str, ...]:
 
 
 def body_candidates(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The end-user fields of a decoded JSON body, in order, as ``(source, value)`` pairs:
-    ``user``, ``safety_identifier``, ``metadata.user_id`` (absent ones as None)."""
+    """The end-user fields of a decoded JSON body, in order, as ``(source, value)`` pairs.
+
+    ``user``, ``safety_identifier``, ``metadata.user_id`` (absent ones as None).
+    """
     metadata = body.get("metadata")
     return [
         ("user", body.get("user")),

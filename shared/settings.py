@@ -23,6 +23,14 @@ from shared.errors import ConfigurationError
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
+#: Largest memory block, in tokens (also the search-preview budget bound).
+MAX_RECALL_TOKENS = 8000
+#: Most user turns one learn job reads.
+MAX_LEARN_TURNS = 100
+#: Upper bound of ``forget_max_matches``.
+MAX_FORGET_MATCHES = 1000
+#: Upper bound of ``end_user_max_chars``.
+MAX_END_USER_CHARS = 4096
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -156,13 +164,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # jobs
     job_max_tries: int = 5
     job_timeout_s: float = 120.0
+    http_timeout_s: float = 30.0
+    http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise ConfigurationError("max_body_bytes must be positive")
-        if not 0 <= self.recall_max_tokens <= 8000:
+        if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
@@ -172,14 +182,16 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("rrf_k must be positive")
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
-        if not 1 <= self.learn_max_turns <= 100:
+        if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
-        if not 1 <= self.forget_max_matches <= 1000:
+        if not 1 <= self.forget_max_matches <= MAX_FORGET_MATCHES:
             raise ConfigurationError("forget_max_matches must be within 1..1000")
-        if not 1 <= self.end_user_max_chars <= 4096:
+        if not 1 <= self.end_user_max_chars <= MAX_END_USER_CHARS:
             raise ConfigurationError("end_user_max_chars must be within 1..4096")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
+        if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
+            raise ConfigurationError("http timeouts must be positive")
 
     @property
     def embedded(self) -> bool:
@@ -214,8 +226,10 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
 
 
 def default_provider(settings: Settings) -> ProviderConfig:
-    """The provider built from the ``upstream_*`` settings (name ``default``): the preset of
-    ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with it.
+    """The provider built from the ``upstream_*`` settings (name ``default``).
+
+    The preset of ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with
+    it.
 
     Raises:
         ConfigurationError: unknown ``upstream_kind``.

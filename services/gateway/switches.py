@@ -26,8 +26,11 @@ def header_value(request: Request, names: tuple[str, ...]) -> str | None:
 
 
 def request_scope(request: Request, key: ApiKey, end_user: str) -> Scope:
-    """Owner = the key; ``end_user`` as resolved (already validated, never cut here); session
-    from the headers (cut to 256 characters)."""
+    """The caller's scope.
+
+    Owner = the key; ``end_user`` as resolved (already validated, never cut here); session from
+    the headers (cut to 256 characters).
+    """
     session = header_value(request, SESSION_HEADERS)
     return Scope(
         owner_id=key.id,

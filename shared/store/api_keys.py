@@ -57,8 +57,11 @@ def hash_secret(secret: str) -> str:
 
 
 class ApiKeyStore:
-    """Async access to ``api_keys``: writes on ``conn``, lookups on ``reader`` (default ``conn``)
-    so that authentication on the request path never queues behind background writes."""
+    """Async access to ``api_keys``.
+
+    Writes on ``conn``, lookups on ``reader`` (default ``conn``) so that authentication on the
+    request path never queues behind background writes.
+    """
 
     def __init__(self, conn: aiosqlite.Connection, reader: aiosqlite.Connection | None = None):
         self.conn = conn
@@ -105,8 +108,9 @@ class ApiKeyStore:
         return row_to_key(rows[0]) if rows else None
 
     async def update(self, key_id: str, changes: dict[str, Any]) -> ApiKey | None:
-        """Set the :data:`UPDATABLE` fields in ``changes`` (None = inherit / no cap) on
-        ``key_id``; returns the updated key, None when no such key exists.
+        """Set the :data:`UPDATABLE` fields in ``changes`` on ``key_id``.
+
+        None = inherit / no cap. Returns the updated key, None when no such key exists.
 
         Raises:
             ValueError: a field outside :data:`UPDATABLE`. StoreError: the database failed.

@@ -1,8 +1,8 @@
 """SQLite connection: aiosqlite over the ``sqlean.py`` driver with sqlite-vec loaded, WAL mode.
 
-The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (DESIGN §6). Its
-exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.StoreError` by
-:func:`store_errors`.
+The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (see "Measured facts
+about dependencies" in ``docs/ARCHITECTURE.md``). Its exceptions are ``sqlean.Error`` subclasses,
+mapped to :class:`shared.errors.StoreError` by :func:`store_errors`.
 """
 
 from __future__ import annotations

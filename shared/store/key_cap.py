@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import aiosqlite
 
 from shared.store.connection import store_errors
-from shared.store.lifecycle import ROW_COLUMNS, LifecycleRow, _row
+from shared.store.memories.lifecycle import ROW_COLUMNS, LifecycleRow, _row
 
 
 class KeyCapStore:

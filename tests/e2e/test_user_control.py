@@ -309,7 +309,10 @@ def test_forget_wins_over_learning_queued_while_the_worker_was_stopped(
     for text in (GYM, BERLIN, "Please stop remembering which gym I go to"):
         assert say(gw, secret, text).status_code == 200
     queued = redis.Redis.from_url(redis_url)
-    wait(lambda: queued.zcard(TEST_QUEUE_NAME) >= 4, "3 learn jobs and 1 forget job queued")
+    wait(
+        lambda: int(queued.zcard(TEST_QUEUE_NAME)) >= 4,  # type: ignore[arg-type]
+        "3 learn jobs and 1 forget job queued",
+    )
     assert gw.memories(key) == []  # no worker yet: nothing learned, nothing forgotten
     proc = worker_process(gw.settings.db_path, "--burst")
     assert proc.wait(timeout=120) == 0

@@ -31,7 +31,7 @@ def test_default_headers() -> None:
         ({"x-mnemogate-user": "  "}, {"user": ""}, ""),
     ],
 )
-def test_first_source_set_wins(headers: dict[str, str], body: dict, expected: str) -> None:  # type: ignore[type-arg]
+def test_first_source_set_wins(headers: dict[str, str], body: dict, expected: str) -> None:
     assert resolve_end_user(headers, body_candidates(body), NAMES, 256) == expected
 
 

@@ -12,15 +12,19 @@ import httpx
 import msgspec
 import pytest
 
+from shared.engine import build_engine
 from shared.forget import forget
 from shared.forget_guard import purge_forgotten
 from shared.forget_terms import hash_stems, target_stems
-from shared.jobs.context import JobContext, build_detector
+from shared.jobs.context import JobContext
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.payloads import FORGET, ForgetPayload, LearnPayload, encode_payload
 from shared.learning import learn
 from shared.models import NewMemory
-from shared.settings import load_providers, load_settings
+from shared.retrieval import retention_of
+from shared.runtime import assemble_job_context, in_process_queue
+from shared.runtime_settings import RuntimeSettings
+from shared.settings import load_settings
 from shared.store import Store
 from tests.lifecycle_seed import fts_rows
 
@@ -28,18 +32,16 @@ OWNER = "key_forget"
 
 
 @pytest.fixture
-async def jc(tmp_path) -> AsyncIterator[JobContext]:  # type: ignore[no-untyped-def]
+async def jc(tmp_path) -> AsyncIterator[JobContext]:
     settings = load_settings({}, db_path=str(tmp_path / "forget.db"), embedding_source="none")
     store = await Store.open(settings.db_path)
-    ctx = JobContext(
-        settings=settings,
-        store=store,
-        http=httpx.AsyncClient(timeout=5),
-        detector=build_detector(""),
-        providers=load_providers(settings, {}),
-    )
+    http = httpx.AsyncClient(timeout=5)
+    engine = build_engine(settings, store, http, retention_of(settings))
+    live = RuntimeSettings(settings, store.settings)
+    ctx = await assemble_job_context(live, store, http, engine, in_process_queue)
     yield ctx
-    await ctx.http.aclose()
+    await ctx.queue.close()
+    await http.aclose()
     await store.close()
 
 

@@ -91,7 +91,7 @@ def test_request_headers(headers: dict[str, str], recall: bool | None, learn: bo
         ("both", True, True),
     ],
 )
-def test_provider_entry(memory, recall, learn) -> None:  # type: ignore[no-untyped-def]
+def test_provider_entry(memory, recall, learn) -> None:
     assert provider_switch(memory) == Switch(recall=recall, learn=learn)
 
 

@@ -11,7 +11,7 @@ import httpx
 MODEL = "claude/claude-test"
 
 
-def messages(gw, secret, text, **body):  # type: ignore[no-untyped-def]
+def messages(gw, secret, text, **body):
     return httpx.post(
         gw.base_url + "/v1/messages",
         headers={"x-api-key": secret, "anthropic-version": "2023-06-01"},

@@ -15,7 +15,7 @@ from shared.store import Store
 
 
 @pytest.fixture
-async def env(tmp_path) -> AsyncIterator[tuple[Store, Settings]]:  # type: ignore[no-untyped-def]
+async def env(tmp_path) -> AsyncIterator[tuple[Store, Settings]]:
     settings = load_settings({}, db_path=str(tmp_path / "cap.db"))
     store = await Store.open(settings.db_path)
     yield store, settings

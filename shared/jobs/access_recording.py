@@ -1,6 +1,8 @@
-"""Batching of injection bookkeeping: the request path records which memories it injected in
-memory, and one ``record_access`` job per (owner, end user) is enqueued per flush interval,
-instead of one job per request."""
+"""Batching of injection bookkeeping.
+
+The request path records which memories it injected in memory, and one ``record_access`` job per
+(owner, end user) is enqueued per flush interval, instead of one job per request.
+"""
 
 from __future__ import annotations
 
@@ -39,8 +41,10 @@ class AccessBatcher:
         self._pending: dict[tuple[str, str], _Pending] = {}
 
     def add(self, owner_id: str, user_id: str, memory_ids: list[int], tokens: int = 0) -> None:
-        """Remember one request that injected ``memory_ids`` (``tokens`` estimated tokens) for
-        ``owner_id``/``user_id``."""
+        """Remember one request that injected ``memory_ids`` for ``owner_id``/``user_id``.
+
+        ``tokens``: the estimated tokens that request injected.
+        """
         if memory_ids:
             pending = self._pending.setdefault((owner_id, user_id), _Pending())
             pending.ids.extend(memory_ids)
