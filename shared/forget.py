@@ -14,10 +14,11 @@ owner and end user:
 3. adds the *derived copies* of what it names: memories written by the same learn request that
    share at least half of the topic stems either way (the captured turn a fact came from, the
    facts of a captured turn), and summaries listing any of them as a source;
-4. deletes them all through :meth:`shared.store.lifecycle.LifecycleStore.evict` (FTS5 row by
-   trigger, sqlite-vec row explicitly, one ``eviction`` event each with reason ``forget``), hands
-   the rowids to ``on_deleted`` (Qdrant), and records one ``forget`` event whose detail holds
-   public ids and keys, never text.
+4. deletes them all through
+   :meth:`shared.store.memories.lifecycle.LifecycleStore.evict` (FTS5 row by trigger,
+   sqlite-vec row explicitly, one ``eviction`` event each with reason ``forget``), hands the
+   rowids to ``on_deleted`` (Qdrant), and records one ``forget`` event whose detail holds public
+   ids and keys, never text.
 
 See docs/ARCHITECTURE.md, "Forget".
 """

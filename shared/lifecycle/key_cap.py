@@ -3,7 +3,7 @@
 A key's cap (``max_memories`` count, ``max_bytes`` bytes of content; stored with the key, see
 :class:`shared.models.ApiKey`) is enforced after each learn job of that key. Eviction uses the
 lifecycle capacity order (non-immune first, lowest relevance, least recently used) over all the
-key's memories, and :meth:`shared.store.lifecycle.LifecycleStore.evict` (FTS5, sqlite-vec,
+key's memories, and :meth:`shared.store.memories.lifecycle.LifecycleStore.evict` (FTS5, sqlite-vec,
 ``eviction`` events with reason ``key_capacity``); the rowids go to ``on_deleted`` (Qdrant).
 See docs/ARCHITECTURE.md, "Controlling memory".
 """

@@ -1,7 +1,8 @@
 """SQL of the per-key memory cap (docs/ARCHITECTURE.md, "Controlling memory").
 
 The cap covers every memory of one key (all its end users); its eviction order is the lifecycle
-capacity order (:meth:`shared.store.lifecycle.LifecycleStore.capacity_candidates`), key-wide.
+capacity order, key-wide
+(:meth:`shared.store.memories.lifecycle.LifecycleStore.capacity_candidates`).
 """
 
 from __future__ import annotations

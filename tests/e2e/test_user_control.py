@@ -1,5 +1,5 @@
 """User control through a live gateway (embedded mode, real SQLite + sqlite-vec, fake upstream):
-forget said in chat (F1, F2), REST and MCP forget, switches and their response headers,
+forget said in chat (and statements that are not forgets), REST and MCP forget, switches and their response headers,
 end-user headers, cost headers and usage statistics, the per-key cap."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def teach(gw: GatewayHarness, secret: str, owner: str, *texts: str) -> None:
     )
 
 
-def test_f1_forget_in_chat_excludes_then_deletes_everywhere(gateway_factory, upstream) -> None:
+def test_forget_in_chat_excludes_then_deletes_everywhere(gateway_factory, upstream) -> None:
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f1")
     teach(gw, secret, key, GYM, BERLIN)
@@ -93,7 +93,7 @@ def test_f1_forget_in_chat_excludes_then_deletes_everywhere(gateway_factory, ups
     assert not any("stop remembering" in c for c in left)
 
 
-def test_f2_statements_and_dismissals_delete_nothing(gateway_factory, upstream) -> None:
+def test_statements_and_dismissals_delete_nothing(gateway_factory, upstream) -> None:
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f2")
     teach(gw, secret, key, GYM, BERLIN)

@@ -29,7 +29,7 @@ def _expected(levels: list[bool | None]) -> tuple[bool, str]:
     return True, "global"
 
 
-CASES = [
+SWITCH_COMBINATIONS = [
     (recall, learn)
     for recall in itertools.product(VALUES, repeat=4)
     for learn in [(None, None, None, True), (False, None, True, False)]
@@ -40,7 +40,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("recall", "learn"), CASES)
+@pytest.mark.parametrize(("recall", "learn"), SWITCH_COMBINATIONS)
 def test_most_specific_level_wins_for_each_switch(
     recall: tuple[bool | None, ...], learn: tuple[bool | None, ...]
 ) -> None:

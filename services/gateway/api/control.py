@@ -12,8 +12,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from services.gateway.api.access import principal_of, require_admin, state_of
+from services.gateway.api.authorization import principal_of, require_admin
 from services.gateway.api.codec import decode_body, decode_query, json_response
+from services.gateway.state import state_of
 from shared import control_api
 from shared.control_api import (
     ForgetQuery,
