@@ -1,6 +1,8 @@
-"""User control through a live gateway (embedded mode, real SQLite + sqlite-vec, fake upstream):
-forget said in chat (and statements that are not forgets), REST and MCP forget, switches and their response headers,
-end-user headers, cost headers and usage statistics, the per-key cap."""
+"""User control through a live gateway (embedded mode, real SQLite + sqlite-vec, fake upstream).
+
+Forget said in chat (and statements that are not forgets), REST and MCP forget, switches and
+their response headers, end-user headers, cost headers and usage statistics, the per-key cap.
+"""
 
 from __future__ import annotations
 
