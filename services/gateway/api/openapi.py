@@ -14,6 +14,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from services.gateway.api import control
 from services.gateway.api.codec import json_response
 from shared.event_log import EventPage, EventQuery
 from shared.memory_api import (
@@ -49,6 +50,7 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ExportQuery,
     EventQuery,
     EventPage,
+    *control.SCHEMA_STRUCTS,
 )
 
 _OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -294,6 +296,7 @@ OPERATIONS: tuple[Op, ...] = (
         response="EventPage",
         query="EventQuery",
     ),
+    *(Op(**spec) for spec in control.OPERATIONS),
 )
 
 _ERRORS = {
