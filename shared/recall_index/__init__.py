@@ -108,7 +108,7 @@ def build_keyword_index(settings: Settings, store: Store) -> KeywordIndex:
     """A keyword index over ``store`` that sees this process's commits at once (commit hook on
     the store's writer) and other processes' within ``recall_freshness_ms``."""
     cache = OwnerCache(
-        SqliteSource(store.reader, shared_with_writer=store.reader is store.writer),
+        SqliteSource(store.reader, store.path, shared_with_writer=store.reader is store.writer),
         bm25_params(settings),
         budget_bytes=settings.recall_cache_mb * 1024 * 1024,
         freshness_s=settings.recall_freshness_ms / 1000,

@@ -3,9 +3,12 @@
 * Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
   in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
   runs the build; concurrent requests for the same owner share one load.
-* Freshness: before answering, the cache makes sure it read the feed within ``freshness_s``
-  (default 0.2 s): one ``SELECT MAX(seq)``, and when it moved, the new changes (grouped per
-  cached owner: current rows re-read and re-indexed, deleted ones tombstoned). A write committed
+* Freshness: before answering, the cache reads the feed (one ``SELECT MAX(seq)``, and when it
+  moved, the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted
+  ones tombstoned) when its last read is older than ``freshness_s`` (default 0.2 s) or the
+  source's change hint moved (SQLite: a ``stat`` of the write-ahead log, which every commit of
+  every process touches), so in practice a commit is seen by the next recall that starts after
+  it, and at the latest by every recall starting ``freshness_s`` after it. A write committed
   by this process (any path through ``shared.store.connection.transaction`` on the store's
   writer) marks the cache stale, so this process's next recall reads the feed first: a delete is
   honoured by the deleting process at once and by every other process within ``freshness_s``.
@@ -63,6 +66,7 @@ class OwnerCache:
         self.applied = -1  # feed sequence applied to every cached owner; -1 = not started
         self.polled_at = -1e9
         self.stale = True
+        self._hint: object = None
         self.loads = 0
         self._lock = asyncio.Lock()
         self._loading: dict[str, asyncio.Task[OwnerIndex]] = {}
@@ -84,13 +88,14 @@ class OwnerCache:
         Raises:
             StoreError: the feed could not be read.
         """
-        if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
+        if self._current():
             return
         async with self._lock:
-            if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
+            if self._current():
                 return  # another task polled while this one waited
             started = time.monotonic()
             self.stale = False
+            self._hint = self.source.change_hint()  # before the read: later commits change it
             try:
                 await self._poll()
             except BaseException:
@@ -100,6 +105,14 @@ class OwnerCache:
         if started - self._pruned_at > PRUNE_EVERY_S:
             self._pruned_at = started
             self._spawn(self._prune())
+
+    def _current(self) -> bool:
+        """True when the last feed read is recent enough and nothing signals a newer commit."""
+        return (
+            not self.stale
+            and time.monotonic() - self.polled_at < self.freshness_s
+            and self.source.change_hint() == self._hint
+        )
 
     async def _poll(self) -> None:
         head = await self.source.head()
