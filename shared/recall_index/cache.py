@@ -39,6 +39,8 @@ __all__ = ["FEED_BATCH", "OwnerCache"]
 
 FEED_BATCH = 2000
 """Changes read per feed query."""
+HINT_MIN_S = 0.025
+"""A moved change hint triggers a feed read at most this often (seconds)."""
 PRUNE_EVERY_S = 600.0
 """How often a process prunes the feed (any process may; pruning is idempotent)."""
 PRUNE_AGE_S = 3600.0
@@ -107,12 +109,15 @@ class OwnerCache:
             self._spawn(self._prune())
 
     def _current(self) -> bool:
-        """True when the last feed read is recent enough and nothing signals a newer commit."""
-        return (
-            not self.stale
-            and time.monotonic() - self.polled_at < self.freshness_s
-            and self.source.change_hint() == self._hint
-        )
+        """True when the last feed read is recent enough and nothing signals a newer commit
+        (a moved change hint counts once :data:`HINT_MIN_S` passed since the last read, so a
+        stream of commits costs at most one feed read per that interval)."""
+        if self.stale:
+            return False
+        age = time.monotonic() - self.polled_at
+        if age >= self.freshness_s:
+            return False
+        return age < HINT_MIN_S or self.source.change_hint() == self._hint
 
     async def _poll(self) -> None:
         head = await self.source.head()
@@ -179,8 +184,11 @@ class OwnerCache:
         seq, raw = await self.source.snapshot(owner_id)
 
         def build() -> OwnerIndex:
+            cpu = time.thread_time()
             segment = build_segment(self.source.decode(raw), self.params)
-            return OwnerIndex(owner_id, segment, seq, self.params)
+            index = OwnerIndex(owner_id, segment, seq, self.params)
+            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+            return index
 
         index = await asyncio.to_thread(build)
         async with self._lock:

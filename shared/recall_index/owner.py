@@ -43,6 +43,7 @@ class OwnerIndex:
         self.seq = seq
         self.params = params
         self.seg_bytes = segment.nbytes()
+        self.build_cpu_ms = 0.0  # CPU time the segment took to build (set by the loader)
 
     @property
     def size(self) -> int:

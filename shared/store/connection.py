@@ -168,8 +168,13 @@ async def _undo_begin(conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
 
 
 @contextlib.asynccontextmanager
-async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+async def transaction(
+    conn: aiosqlite.Connection, *, notify: bool = True
+) -> AsyncIterator[aiosqlite.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
+
+    ``notify`` False skips the :func:`on_commit` hooks (bookkeeping writes such as access
+    counters, which need not be seen at once).
 
     Transactions on one connection are serialised by a per-connection :class:`asyncio.Lock`:
     concurrent tasks (e.g. 50 arq jobs) share the writer connection, and without the lock a
@@ -202,7 +207,7 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
-        for hook in _COMMIT_HOOKS.get(conn, ()):
+        for hook in _COMMIT_HOOKS.get(conn, ()) if notify else ():
             hook()
     finally:
         if not handed_off:
