@@ -81,7 +81,7 @@ def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
         cmd,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=open(log, "wb"),  # noqa: SIM115
+        stderr=open(log, "wb"),
     )
 
 
