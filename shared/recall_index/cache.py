@@ -3,12 +3,13 @@
 * Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
   in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
   runs the build; concurrent requests for the same owner share one load.
-* Freshness: before answering, the cache reads the feed (one ``SELECT MAX(seq)``, and when it
-  moved, the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted
-  ones tombstoned) when its last read is older than ``freshness_s`` (default 0.2 s) or the
-  source's change hint moved (SQLite: a ``stat`` of the write-ahead log, which every commit of
-  every process touches), so in practice a commit is seen by the next recall that starts after
-  it, and at the latest by every recall starting ``freshness_s`` after it. A write committed
+* Freshness: a background watcher reads the feed (one ``SELECT MAX(seq)``, and when it moved,
+  the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted ones
+  tombstoned) within :data:`WATCH_S` of the source's change hint moving (SQLite: a ``stat`` of
+  the write-ahead log, which every commit of every process touches) and every
+  ``freshness_s / 2``; a request itself reads the feed only when the last read started
+  ``freshness_s`` (default 0.2 s) ago or more, so every recall starting ``freshness_s`` after a
+  commit sees it, and in practice the next one does. A write committed
   by this process (any path through ``shared.store.connection.transaction`` on the store's
   writer) marks the cache stale, so this process's next recall reads the feed first: a delete is
   honoured by the deleting process at once and by every other process within ``freshness_s``.
@@ -39,8 +40,8 @@ __all__ = ["FEED_BATCH", "OwnerCache"]
 
 FEED_BATCH = 2000
 """Changes read per feed query."""
-HINT_MIN_S = 0.025
-"""A moved change hint triggers a feed read at most this often (seconds)."""
+WATCH_S = 0.01
+"""How often the background watcher looks at the change hint (seconds; a ``stat``)."""
 PRUNE_EVERY_S = 600.0
 """How often a process prunes the feed (any process may; pruning is idempotent)."""
 PRUNE_AGE_S = 3600.0
@@ -74,6 +75,7 @@ class OwnerCache:
         self._loading: dict[str, asyncio.Task[OwnerIndex]] = {}
         self._pruned_at = time.monotonic()
         self._tasks: set[asyncio.Task[object]] = set()
+        self._watcher: asyncio.Future[None] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -85,16 +87,24 @@ class OwnerCache:
         self.stale = True
 
     async def fresh(self) -> None:
-        """Read the feed unless it was read within ``freshness_s`` and nothing local changed.
+        """Make the cache fresh enough to answer: read the feed now when this process committed
+        a write since the last read or the last read started ``freshness_s`` ago or more; else
+        answer from the cache at once (a background watcher reads the feed within
+        :data:`WATCH_S` of any commit signalled by the source's change hint).
 
         Raises:
             StoreError: the feed could not be read.
         """
-        if self._current():
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.ensure_future(self._watch())
+        if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
             return
+        await self._read_feed(force=True)
+
+    async def _read_feed(self, *, force: bool) -> None:
         async with self._lock:
-            if self._current():
-                return  # another task polled while this one waited
+            if force and not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
+                return  # another task read the feed while this one waited
             started = time.monotonic()
             self.stale = False
             self._hint = self.source.change_hint()  # before the read: later commits change it
@@ -108,16 +118,18 @@ class OwnerCache:
             self._pruned_at = started
             self._spawn(self._prune())
 
-    def _current(self) -> bool:
-        """True when the last feed read is recent enough and nothing signals a newer commit
-        (a moved change hint counts once :data:`HINT_MIN_S` passed since the last read, so a
-        stream of commits costs at most one feed read per that interval)."""
-        if self.stale:
-            return False
-        age = time.monotonic() - self.polled_at
-        if age >= self.freshness_s:
-            return False
-        return age < HINT_MIN_S or self.source.change_hint() == self._hint
+    async def _watch(self) -> None:
+        """Read the feed whenever the change hint moves (checked every :data:`WATCH_S`) or half
+        the freshness window passed, so requests rarely wait for a feed read."""
+        while True:
+            await asyncio.sleep(WATCH_S)
+            moved = self.source.change_hint() != self._hint
+            old = time.monotonic() - self.polled_at >= self.freshness_s / 2
+            if (moved or old) and not self._lock.locked():
+                try:
+                    await self._read_feed(force=False)
+                except Exception:  # the next request reads the feed itself and reports it
+                    log.warning("background change-feed read failed", exc_info=True)
 
     async def _poll(self) -> None:
         head = await self.source.head()
@@ -240,6 +252,10 @@ class OwnerCache:
 
     async def close(self) -> None:
         """Cancel background work and close the source."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watcher
         for task in list(self._tasks) + list(self._loading.values()):
             task.cancel()
             with contextlib.suppress(BaseException):
