@@ -160,6 +160,7 @@ class OwnerCache:
                 del self.owners[owner_id]  # a mass change (e.g. relevance decay): reload
                 continue
             rows = await self.source.rows(sorted(ids))
+            index.generation += 1
             for memory_id in ids:
                 row = rows.get(memory_id)
                 if row is None or row.memory.owner_id != owner_id:
