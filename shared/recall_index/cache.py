@@ -128,8 +128,9 @@ class OwnerCache:
             if (moved or old) and not self._lock.locked():
                 try:
                     await self._read_feed(force=False)
-                except Exception:  # the next request reads the feed itself and reports it
-                    log.warning("background change-feed read failed", exc_info=True)
+                except Exception as exc:  # e.g. the store closed: stop; a request restarts it
+                    log.info("change-feed watcher stopped: %s", exc)
+                    return
 
     async def _poll(self) -> None:
         head = await self.source.head()
