@@ -118,7 +118,9 @@ class VectorMatrices:
     ) -> list[VectorHit]:
         if len(m.ids) == 0:
             return []
-        sims = m.mat @ q
+        # einsum's own single-threaded loop: a BLAS matrix-vector product spawns OpenBLAS
+        # threads, which on a busy 2-core host made it 3-7x slower than one thread
+        sims = np.einsum("ij,j->i", m.mat, q)
         take = min(len(sims), k * OVERSAMPLE)
         order = np.argpartition(-sims, take - 1)[:take]
         order = order[np.argsort(-sims[order], kind="stable")]
