@@ -23,6 +23,14 @@ from shared.errors import ConfigurationError
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
+#: Largest memory block, in tokens (also the search-preview budget bound).
+MAX_RECALL_TOKENS = 8000
+#: Most user turns one learn job reads.
+MAX_LEARN_TURNS = 100
+#: Upper bound of ``forget_max_matches``.
+MAX_FORGET_MATCHES = 1000
+#: Upper bound of ``end_user_max_chars``.
+MAX_END_USER_CHARS = 4096
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -30,6 +38,9 @@ ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
 Quantization = Literal["float32", "int8"]
+#: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
+#: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
+ProviderMemory = Literal["off", "recall", "learn", "both"]
 
 
 class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -53,6 +64,7 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     formats: tuple[FormatName, ...] = ("chat", "responses", "embeddings")
     hoists_system: bool = False
     auth: AuthStyle = "bearer"
+    memory: ProviderMemory | None = None
 
     def speaks(self, fmt: str) -> bool:
         """True when this provider accepts the client format ``fmt`` (``chat``, ...)."""
@@ -86,6 +98,18 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     strip_headers: str = ""
     # recall and injection
     memory_enabled: bool = True
+    #: Global recall / learning switches (both also need ``memory_enabled``); API keys, providers
+    #: and request headers override them (docs/ARCHITECTURE.md, "Controlling memory").
+    recall_enabled: bool = True
+    learn_enabled: bool = True
+    #: Recognise "forget ..." requests in chat messages and delete what they name.
+    forget_detection: bool = True
+    #: A forget naming more memories than this is refused as too broad (deletes nothing). 1..1000.
+    forget_max_matches: int = 10
+    #: Request headers naming the end user behind a key, comma-separated, first one set wins.
+    end_user_headers: str = "x-mnemogate-user,x-openwebui-user-id"
+    #: Longest end-user id accepted (characters); longer ids are refused with a 400. 1..4096.
+    end_user_max_chars: int = 256
     recall_max_tokens: int = 2000
     recall_top_k: int = 20
     recall_max_memories: int = 10
@@ -149,13 +173,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # jobs
     job_max_tries: int = 5
     job_timeout_s: float = 120.0
+    http_timeout_s: float = 30.0
+    http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise ConfigurationError("max_body_bytes must be positive")
-        if not 0 <= self.recall_max_tokens <= 8000:
+        if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
@@ -163,23 +189,43 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
             raise ConfigurationError("rrf_k must be positive")
-        if self.bm25_k1 < 0 or not 0.0 <= self.bm25_b <= 1.0:
-            raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
-        if self.recall_context_weight < 0 or self.recall_cache_mb < 1:
-            raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
-        if not 0 <= self.recall_freshness_ms <= 1000:
-            raise ConfigurationError("recall_freshness_ms must be within 0..1000")
+        _check_recall_engine(self)
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
-        if not 1 <= self.learn_max_turns <= 100:
+        if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
+        if not 1 <= self.forget_max_matches <= MAX_FORGET_MATCHES:
+            raise ConfigurationError("forget_max_matches must be within 1..1000")
+        if not 1 <= self.end_user_max_chars <= MAX_END_USER_CHARS:
+            raise ConfigurationError("end_user_max_chars must be within 1..4096")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
+        if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
+            raise ConfigurationError("http timeouts must be positive")
 
     @property
     def embedded(self) -> bool:
         """True when no Redis URL is configured: jobs run in-process (embedded mode)."""
         return not self.redis_url
+
+
+MAX_FRESHNESS_MS = 1000
+"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+
+
+def _check_recall_engine(s: Settings) -> None:
+    """Validate the recall engine's settings.
+
+    Raises:
+        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
+            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
+    """
+    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
+        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
+    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
+        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
+        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 
 
 def settings_fields() -> tuple[str, ...]:
@@ -209,8 +255,10 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
 
 
 def default_provider(settings: Settings) -> ProviderConfig:
-    """The provider built from the ``upstream_*`` settings (name ``default``): the preset of
-    ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with it.
+    """The provider built from the ``upstream_*`` settings (name ``default``).
+
+    The preset of ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with
+    it.
 
     Raises:
         ConfigurationError: unknown ``upstream_kind``.

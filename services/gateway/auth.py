@@ -1,5 +1,7 @@
-"""Authentication of client API keys (Bearer, or ``x-api-key`` on the Messages route) and of
-the admin token."""
+"""Authentication of client API keys.
+
+(Bearer, or ``x-api-key`` on the Messages route) and of the admin token.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ def bearer_token(request: Request) -> str | None:
 
 
 async def authenticate_client(request: Request, store: Store, *, x_api_key: bool = False) -> ApiKey:
-    """The active API key presented by the request: ``Authorization: Bearer <key>``, or with
-    ``x_api_key`` (the Anthropic Messages route) also ``x-api-key: <key>``.
+    """The active API key presented by the request.
+
+    ``Authorization: Bearer <key>``, or with ``x_api_key`` (the Anthropic Messages route) also
+    ``x-api-key: <key>``.
 
     Raises:
         AuthenticationFailed: no key, or an unknown or revoked key (HTTP 401).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import aiohttp
 import anyio
@@ -29,8 +30,11 @@ OnSuccess = Callable[[str], Awaitable[None]]
 
 
 class ClosingStreamingResponse(StreamingResponse):
-    """A StreamingResponse that always closes its body iterator, even when cancelled by a client
-    disconnect, so the iterator's cleanup (closing the upstream request) runs deterministically."""
+    """A StreamingResponse that always closes its body iterator.
+
+    Even when cancelled by a client disconnect, so the iterator's cleanup (closing the upstream
+    request) runs deterministically.
+    """
 
     async def stream_response(self, send: Send) -> None:
         """Stream the body; on any exit close the iterator under a shielded cancel scope."""
@@ -74,7 +78,7 @@ async def relay_json(
     """POST, read the whole answer and pass it back (status, headers, body unchanged)."""
     reply = await proxy.post(up.session, up.provider, up.path, up.body, up.headers)
     task = None
-    if reply.status < 300 and on_success is not None:
+    if reply.status < HTTPStatus.MULTIPLE_CHOICES and on_success is not None:
         task = BackgroundTask(on_success, fmt.assistant_text(reply.body))
     response = Response(reply.body, status_code=reply.status, background=task)
     return _with_headers(response, reply.headers, extra, policy)
@@ -89,7 +93,7 @@ async def relay_stream(
 ) -> Response:
     """POST and relay the SSE answer as it arrives (an error status is relayed whole)."""
     upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
-    if upstream.status >= 300:
+    if upstream.status >= HTTPStatus.MULTIPLE_CHOICES:
         # An error before the first byte: forward it whole, learn nothing.
         try:
             async with proxy.upstream_errors(up.provider):

@@ -1,4 +1,4 @@
-"""Text analysis of the in-memory keyword index: the same terms SQLite FTS5 would index.
+r"""Text analysis of the in-memory keyword index: the same terms SQLite FTS5 would index.
 
 The FTS5 table is tokenised with ``porter unicode61 remove_diacritics 2``; the in-memory index
 must cut and stem text the same way, or queries would stop matching what the store indexes:
@@ -89,8 +89,11 @@ def analyse(text: str) -> list[str]:
 
 
 def context_text(context: str) -> str:
-    """The text indexed for a memory's ``context`` field: what FTS5 would hold for it
-    (``index_text``: the text plus the bigrams of its CJK/Thai runs)."""
+    """The text indexed for a memory's ``context`` field.
+
+    The text indexed for a memory's ``context`` field: what FTS5 would hold for it
+    (``index_text``: the text plus the bigrams of its CJK/Thai runs).
+    """
     if not context or context.isascii():
         return context
     return index_text(context, None)

@@ -87,7 +87,9 @@ class OwnerCache:
         self.stale = True
 
     async def fresh(self) -> None:
-        """Make the cache fresh enough to answer: read the feed now when this process committed
+        """Make the cache fresh enough to answer.
+
+        Make the cache fresh enough to answer: read the feed now when this process committed
         a write since the last read or the last read started ``freshness_s`` ago or more; else
         answer from the cache at once (a background watcher reads the feed within
         :data:`WATCH_S` of any commit signalled by the source's change hint).
@@ -119,8 +121,11 @@ class OwnerCache:
             self._spawn(self._prune())
 
     async def _watch(self) -> None:
-        """Read the feed whenever the change hint moves (checked every :data:`WATCH_S`) or half
-        the freshness window passed, so requests rarely wait for a feed read."""
+        """Read the feed whenever the change hint moves.
+
+        Read the feed whenever the change hint moves (checked every :data:`WATCH_S`) or half
+        the freshness window passed, so requests rarely wait for a feed read.
+        """
         while True:
             await asyncio.sleep(WATCH_S)
             moved = self.source.change_hint() != self._hint

@@ -28,9 +28,12 @@ class RecallSource(Protocol):
     """The change feed and row access the in-memory recall index is built from."""
 
     def change_hint(self) -> object:
-        """A cheap, local value that changes whenever the store may have new changes (no I/O
+        """A cheap, local value that changes whenever the store may have new changes.
+
+        A cheap, local value that changes whenever the store may have new changes (no I/O
         beyond a ``stat``), or None when the source has none (then only the freshness window
-        applies)."""
+        applies).
+        """
 
     async def head(self) -> int:
         """Newest change sequence (0 = none yet)."""
@@ -61,11 +64,14 @@ class RecallSource(Protocol):
 
 
 class SqliteSource:
-    """:class:`RecallSource` over the store's SQLite file, through the store's reader connection
+    """:class:`RecallSource` over the store's SQLite file.
+
+    :class:`RecallSource` over the store's SQLite file, through the store's reader connection
     (its own aiosqlite thread, so the event loop never waits on SQLite; no extra connection to
     close). A snapshot is one read transaction (a WAL snapshot) on that connection; with a
     ``:memory:`` store, whose reader is also its writer, the feed head is read before the rows
-    instead (a change landing in between is applied again later, which is idempotent)."""
+    instead (a change landing in between is applied again later, which is idempotent).
+    """
 
     def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
         self.conn = conn
@@ -74,10 +80,13 @@ class SqliteSource:
         self._txn = asyncio.Lock()  # one explicit transaction at a time on the connection
 
     def change_hint(self) -> object:
-        """``(mtime_ns, size, inode)`` of the database's write-ahead log: every commit, by any
+        """``(mtime_ns, size, inode)`` of the database's write-ahead log.
+
+        ``(mtime_ns, size, inode)`` of the database's write-ahead log: every commit, by any
         process, appends to it (or restarts it after a checkpoint), so an unchanged value means
         nothing new was committed since the last look, up to the file system's timestamp
-        granularity (the freshness window covers that rare case)."""
+        granularity (the freshness window covers that rare case).
+        """
         if self.wal is None:
             return None
         try:

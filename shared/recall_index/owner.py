@@ -1,4 +1,6 @@
-"""One owner's keyword index (an immutable segment plus a small delta) and BM25 search over the
+"""One owner's keyword index.
+
+One owner's keyword index (an immutable segment plus a small delta) and BM25 search over the
 partitions a caller can see (its owner's, and the global one when the scope includes it).
 
 Ranking statistics are those of the searched partitions only: ``N`` = documents of the caller's
@@ -53,8 +55,11 @@ class OwnerIndex:
 
     @property
     def stat_docs(self) -> int:
-        """``N`` of the BM25 statistics: documents counted by :meth:`df` (tombstoned ones
-        included, like their postings, until the next rebuild)."""
+        """``N`` of the BM25 statistics.
+
+        ``N`` of the BM25 statistics: documents counted by :meth:`df` (tombstoned ones
+        included, like their postings, until the next rebuild).
+        """
         return len(self.segment) + len(self.delta)
 
     def nbytes(self) -> int:
@@ -115,10 +120,13 @@ class OwnerIndex:
         required: Sequence[str] = (),
         limit: int = 0,
     ) -> tuple[npt.NDArray[np.float64], list[Memory]]:
-        """Scores and memories of the visible documents matching a term of ``weights`` (term →
+        """Scores and memories of the visible documents matching a term of ``weights``.
+
+        Scores and memories of the visible documents matching a term of ``weights`` (term →
         IDF): the best ``limit`` of the segment (all with 0) plus every delta hit. With
         ``required``, only documents holding all of those terms count. Only the kept documents
-        are touched in Python; the rest is numpy over the matches."""
+        are touched in Python; the rest is numpy over the matches.
+        """
         seg = self.segment
         acc = np.zeros(len(seg), dtype=np.float64)
         matched = np.zeros(len(seg), dtype=np.int16)

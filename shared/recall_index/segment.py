@@ -36,9 +36,12 @@ __all__ = ["Bm25Params", "Segment", "build_segment", "tf_factor"]
 
 
 class Bm25Params(msgspec.Struct, frozen=True):
-    """BM25 parameters: ``k1`` ≥ 0 (term-frequency saturation), ``b`` ∈ [0, 1] (length
+    """BM25 parameters.
+
+    BM25 parameters: ``k1`` ≥ 0 (term-frequency saturation), ``b`` ∈ [0, 1] (length
     normalisation) and ``context_weight`` ≥ 0 (weight of a ``context`` occurrence relative to
-    one in the memory's own text)."""
+    one in the memory's own text).
+    """
 
     k1: float
     b: float

@@ -25,6 +25,8 @@ from shared.vectors.base import VectorHit
 
 __all__ = ["VectorMatrices"]
 
+ZERO_NORM = 1e-6
+"""A query vector this short has no direction (no known word piece): no neighbours."""
 OVERSAMPLE = 4
 """Rows taken from the matrix per wanted hit before the visibility rule."""
 
@@ -79,7 +81,9 @@ class VectorMatrices:
     async def search(
         self, vector: npt.NDArray[np.float32], scope: Scope, k: int, now: float
     ) -> list[VectorHit] | None:
-        """The ``k`` nearest visible memories (cosine similarity, best first), or None when the
+        """The ``k`` nearest visible memories.
+
+        The ``k`` nearest visible memories (cosine similarity, best first), or None when the
         table is not readable this way (no table yet).
 
         Raises:
@@ -90,7 +94,7 @@ class VectorMatrices:
             return None
         q = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        if norm <= 1e-6:
+        if norm <= ZERO_NORM:
             return []
         q = q / norm
         if self.sqlite_vec.int8:

@@ -1,8 +1,8 @@
 """SQLite connection: aiosqlite over the ``sqlean.py`` driver with sqlite-vec loaded, WAL mode.
 
-The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (DESIGN §6). Its
-exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.StoreError` by
-:func:`store_errors`.
+The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (see "Measured facts
+about dependencies" in ``docs/ARCHITECTURE.md``). Its exceptions are ``sqlean.Error`` subclasses,
+mapped to :class:`shared.errors.StoreError` by :func:`store_errors`.
 """
 
 from __future__ import annotations
@@ -146,8 +146,11 @@ _COMMIT_HOOKS: weakref.WeakKeyDictionary[aiosqlite.Connection, list[Callable[[],
 
 
 def on_commit(conn: aiosqlite.Connection, hook: Callable[[], None]) -> None:
-    """Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
-    commits: the in-memory recall cache uses it to see this process's writes at once."""
+    """Call ``hook()``.
+
+    Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
+    commits: the in-memory recall cache uses it to see this process's writes at once.
+    """
     _COMMIT_HOOKS.setdefault(conn, []).append(hook)
 
 
