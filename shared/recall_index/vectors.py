@@ -6,8 +6,8 @@ similarity), a partial sort, then the visibility rule on the few best rows using
 keyword index already holds (:func:`shared.recall_index.visibility.visible_row`, the rule of
 ``visibility_sql``). The matrix is re-read when the owner's index saw a change since it was read
 (the change feed logs memory writes, deletes and the end of an embedding, which clears
-``needs_reindex``). int8 tables hold rotated vectors (``shared.store.vectors.rotation``): the query
-is rotated the same way, which leaves cosine similarities unchanged.
+``needs_reindex``). int8 tables hold rotated vectors (``shared.store.sqlite_vec.rotation``):
+the query is rotated the same way, which leaves cosine similarities unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from shared.recall_index import KeywordIndex
 from shared.recall_index.owner import OwnerIndex
 from shared.recall_index.visibility import visible_row
 from shared.store.connection import store_errors
-from shared.store.vectors import TABLE, SqliteVecIndex, rotation
+from shared.store.sqlite_vec import TABLE, SqliteVecIndex, rotation
 from shared.vectors.base import VectorHit
 
 __all__ = ["VectorMatrices"]
