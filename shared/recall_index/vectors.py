@@ -21,7 +21,7 @@ from shared.recall_index.owner import OwnerIndex
 from shared.recall_index.visibility import visible_row
 from shared.store.connection import store_errors
 from shared.store.sqlite_vec import TABLE, SqliteVecIndex, rotation
-from shared.vectors.base import VectorHit
+from shared.vector_index.base import VectorHit
 
 __all__ = ["VectorMatrices"]
 
