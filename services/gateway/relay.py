@@ -88,6 +88,19 @@ async def relay_json(
     return _with_headers(response, reply.headers, extra, policy)
 
 
+async def _whole_error(
+    upstream: aiohttp.ClientResponse, up: Upstream, extra: dict[str, str], policy: HeaderPolicy
+) -> Response:
+    """An error status before the first byte: forwarded whole, nothing learned."""
+    try:
+        async with proxy.upstream_errors(up.provider):
+            content = await upstream.read()
+    finally:
+        upstream.release()
+    response = Response(content, status_code=upstream.status)
+    return _with_headers(response, upstream.headers, extra, policy)
+
+
 async def relay_stream(
     up: Upstream,
     extra: dict[str, str],
@@ -95,18 +108,15 @@ async def relay_stream(
     on_success: OnSuccess | None,
     fmt: WireFormat,
 ) -> Response:
-    """POST and relay the SSE answer as it arrives (an error status is relayed whole)."""
+    """POST and relay the SSE answer as it arrives (an error status is relayed whole).
+
+    An upstream that answers a streaming request with a whole JSON body (not
+    ``text/event-stream``) is relayed as is, and learned from after it ended cleanly.
+    """
     upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
     if upstream.status >= HTTPStatus.MULTIPLE_CHOICES:
-        # An error before the first byte: forward it whole, learn nothing.
-        try:
-            async with proxy.upstream_errors(up.provider):
-                content = await upstream.read()
-        finally:
-            upstream.release()
-        response = Response(content, status_code=upstream.status)
-        return _with_headers(response, upstream.headers, extra, policy)
-
+        return await _whole_error(upstream, up, extra, policy)
+    sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
     kept = bytearray()
     watch = StreamEnd(fmt.event_status)
     at_boundary = True  # the relayed bytes end between two events
@@ -122,7 +132,7 @@ async def relay_stream(
                 watch.feed(chunk)
                 yield chunk
             clean_end = True
-            if watch.finish() == "open":
+            if sse and watch.finish() == "open":
                 raise UpstreamUnavailable(EARLY_END, code="upstream_incomplete")
         except MnemogateError as exc:
             # The status line is already sent: report the failure in-band and end the stream
@@ -140,8 +150,12 @@ async def relay_stream(
     async def after_stream() -> None:
         # Learn only when the format's successful terminal event arrived (clients may hang up
         # right after it); an early end, a failure or a non-success end teaches nothing.
-        if on_success is not None and watch.status == "ok":
+        if on_success is None:
+            return
+        if sse and watch.status == "ok":
             await on_success(fmt.stream_outcome(bytes(kept)).text)
+        elif not sse and clean_end:
+            await on_success(fmt.assistant_text(bytes(kept)))
 
     response = ClosingStreamingResponse(
         relay(), status_code=upstream.status, background=BackgroundTask(after_stream)

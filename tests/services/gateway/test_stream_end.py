@@ -20,7 +20,7 @@ FAILED = (
     b'event: response.failed\ndata: {"type": "response.failed", "response": '
     b'{"id": "resp_fake", "status": "failed"}, "sequence_number": 99}\n\n'
 )
-CASES = {
+SCENARIOS = {
     # name: (path, model, tail replacing the final event, error appended by the gateway)
     "chat-no-done": ("/v1/chat/completions", "m", b"", True),
     "responses-no-completed": ("/v1/responses", "m", b"", True),
@@ -72,9 +72,9 @@ def assert_error_event_last(path: str, data: bytes) -> None:
         assert "incomplete" in event["error"]["message"]
 
 
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", list(SCENARIOS))
 def test_early_or_unsuccessful_end_is_an_error_and_teaches_nothing(formats_gateway, upstream, case):
-    path, model, tail, appended = CASES[case]
+    path, model, tail, appended = SCENARIOS[case]
     gw = formats_gateway()
     key_id, secret = gw.create_key()
     upstream.reply_text = "Noted that"
@@ -91,3 +91,16 @@ def test_early_or_unsuccessful_end_is_an_error_and_teaches_nothing(formats_gatew
     assert b"upstream_incomplete" not in done
     items = gw.wait_for_memories(lambda ms: any("Rust" in m.content for m in ms), key_id)
     assert not any("Zoltan" in m.content for m in items)
+
+
+def test_a_whole_json_answer_to_a_stream_request_is_relayed_intact_and_learned(gateway, upstream):
+    key_id, secret = gateway.create_key()
+    completion = {
+        "id": "chatcmpl-json",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure"}}],
+    }
+    upstream.responder = lambda body: (200, completion)  # ignores "stream": true
+    data = stream(gateway, secret, "/v1/chat/completions", "m", "I prefer Rust")
+    assert json.loads(data) == completion  # no in-band error appended to a JSON body
+    gateway.wait_for_memories(lambda ms: any("Rust" in m.content for m in ms), key_id)
