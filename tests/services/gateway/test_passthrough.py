@@ -74,8 +74,13 @@ def test_stored_responses_need_a_key_and_a_sane_id(formats_gateway, upstream):
     _, secret = gw.create_key()
     with pytest.raises(openai.AuthenticationError):
         openai_client(gw, "mg-wrong").responses.retrieve("resp_abc")
-    bad = httpx.get(gw.base_url + "/v1/responses/..", headers={"authorization": f"Bearer {secret}"})
-    assert bad.status_code in (400, 404)
+    for bad_id in ("%2E%2E", "resp%21x", "-x"):  # "..", "resp!x": never a path or a strange id
+        bad = httpx.get(
+            f"{gw.base_url}/v1/responses/{bad_id}", headers={"authorization": f"Bearer {secret}"}
+        )
+        assert bad.status_code == 400, bad_id
+        assert bad.json()["error"]["code"] == "invalid_response_id"
+    assert upstream.calls == []
     upstream.fail_status = 404
     with pytest.raises(openai.NotFoundError) as info:  # the upstream's answer, passed through
         openai_client(gw, secret).responses.retrieve("resp_gone")
