@@ -84,6 +84,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 4 * 1024 * 1024
+    #: longest wait for a whole request body (seconds; /v1 and /api routes); then 408
+    body_read_timeout_s: float = 30.0
     admin_token: str = ""
     # default upstream provider
     upstream_base_url: str = "https://api.openai.com/v1"
@@ -184,8 +186,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes <= 0:
-            raise ConfigurationError("max_body_bytes must be positive")
+        if self.max_body_bytes <= 0 or self.body_read_timeout_s <= 0:
+            raise ConfigurationError("max_body_bytes and body_read_timeout_s must be positive")
         if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:

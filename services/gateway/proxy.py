@@ -57,6 +57,25 @@ def select_provider(
     return providers["default"], model
 
 
+def provider_for_format(providers: Mapping[str, ProviderConfig], fmt: str) -> ProviderConfig:
+    """The provider serving model-less requests of format ``fmt`` (stored Responses objects).
+
+    The default provider when it speaks ``fmt``, else the first provider of the providers file
+    that does.
+
+    Raises:
+        InvalidRequest: no provider speaks ``fmt`` (HTTP 400, ``code="unsupported_format"``).
+    """
+    default = providers["default"]
+    if default.speaks(fmt):
+        return default
+    for provider in providers.values():
+        if provider.speaks(fmt):
+            return provider
+    require_format(default, fmt)  # raises with the explanation
+    return default
+
+
 def require_format(provider: ProviderConfig, fmt: str) -> None:
     """Refuse a route the selected provider does not speak.
 
@@ -130,8 +149,9 @@ async def open_stream(
     path: str,
     body: bytes,
     headers: Mapping[str, str],
+    method: str = "POST",
 ) -> aiohttp.ClientResponse:
-    """POST and return the response with its body unread.
+    """Send the request (POST unless ``method`` says otherwise); return it with its body unread.
 
     The caller must ``release()`` it (normal end) or ``close()`` it (abort, e.g. the client went
     away).
@@ -140,7 +160,9 @@ async def open_stream(
         UpstreamTimeout, UpstreamUnavailable: transport failure before the status line.
     """
     async with upstream_errors(provider):
-        return await session.post(provider.base_url + path, data=body, headers=headers)
+        return await session.request(
+            method, provider.base_url + path, data=body or None, headers=headers
+        )
 
 
 async def iter_stream(

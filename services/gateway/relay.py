@@ -2,9 +2,11 @@
 
 Streams are relayed chunk by chunk as they arrive (usage events included: nothing is filtered).
 An upstream failure after the status line ends the stream with an in-band error event in the
-route's format; a client disconnect closes the upstream response, which aborts the upstream
-request. ``on_success(assistant_text)`` runs after the response only when the exchange ended
-well: a 2xx JSON answer, or a stream that reached its format's successful end.
+route's format, and so does a stream the upstream ends cleanly without its format's successful
+terminal event (``shared/formats/stream_end.py``); a client disconnect closes the upstream
+response, which aborts the upstream request. ``on_success(assistant_text)`` runs after the
+response only when the exchange ended well: a 2xx JSON answer, or a stream that reached its
+format's successful end.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from starlette.types import Send
 
 from services.gateway import proxy
 from services.gateway.headers import HeaderPolicy, client_response_headers
-from shared.errors import MnemogateError
+from shared.errors import MnemogateError, UpstreamUnavailable
 from shared.formats.base import WireFormat
+from shared.formats.stream_end import StreamEnd
 from shared.settings import ProviderConfig
 
 SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
 OnSuccess = Callable[[str], Awaitable[None]]
+EARLY_END = "the upstream ended the stream before its final event: the answer is incomplete"
 
 
 class ClosingStreamingResponse(StreamingResponse):
@@ -84,6 +88,19 @@ async def relay_json(
     return _with_headers(response, reply.headers, extra, policy)
 
 
+async def _whole_error(
+    upstream: aiohttp.ClientResponse, up: Upstream, extra: dict[str, str], policy: HeaderPolicy
+) -> Response:
+    """An error status before the first byte: forwarded whole, nothing learned."""
+    try:
+        async with proxy.upstream_errors(up.provider):
+            content = await upstream.read()
+    finally:
+        upstream.release()
+    response = Response(content, status_code=upstream.status)
+    return _with_headers(response, upstream.headers, extra, policy)
+
+
 async def relay_stream(
     up: Upstream,
     extra: dict[str, str],
@@ -91,31 +108,32 @@ async def relay_stream(
     on_success: OnSuccess | None,
     fmt: WireFormat,
 ) -> Response:
-    """POST and relay the SSE answer as it arrives (an error status is relayed whole)."""
+    """POST and relay the SSE answer as it arrives (an error status is relayed whole).
+
+    An upstream that answers a streaming request with a whole JSON body (not
+    ``text/event-stream``) is relayed as is, and learned from after it ended cleanly.
+    """
     upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
     if upstream.status >= HTTPStatus.MULTIPLE_CHOICES:
-        # An error before the first byte: forward it whole, learn nothing.
-        try:
-            async with proxy.upstream_errors(up.provider):
-                content = await upstream.read()
-        finally:
-            upstream.release()
-        response = Response(content, status_code=upstream.status)
-        return _with_headers(response, upstream.headers, extra, policy)
-
+        return await _whole_error(upstream, up, extra, policy)
+    sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
     kept = bytearray()
-    ended = False
+    watch = StreamEnd(fmt.event_status)
     at_boundary = True  # the relayed bytes end between two events
+    clean_end = False  # the upstream body ended without a transport failure
 
     async def relay() -> AsyncIterator[bytes]:
-        nonlocal ended, at_boundary
+        nonlocal at_boundary, clean_end
         try:
             async for chunk in proxy.iter_stream(upstream, up.provider):
                 if len(kept) < SSE_CAPTURE_LIMIT:
                     kept.extend(chunk)
                 at_boundary = chunk.endswith((b"\n\n", b"\r\n\r\n"))
+                watch.feed(chunk)
                 yield chunk
-            ended = True
+            clean_end = True
+            if sse and watch.finish() == "open":
+                raise UpstreamUnavailable(EARLY_END, code="upstream_incomplete")
         except MnemogateError as exc:
             # The status line is already sent: report the failure in-band and end the stream
             # (after a blank line when the upstream was cut inside an event).
@@ -124,21 +142,56 @@ async def relay_stream(
         finally:
             # Runs on normal end and when the client disconnects (the task is cancelled):
             # closing the upstream response aborts the upstream request.
-            if ended:
+            if clean_end:
                 upstream.release()
             else:
                 upstream.close()
 
     async def after_stream() -> None:
-        # Complete when the format's successful end event arrived (clients may hang up right
-        # after it) or the upstream ended the stream normally without reporting a failure.
-        outcome = fmt.stream_outcome(bytes(kept))
-        if on_success is not None and (
-            outcome.status == "ok" or (ended and outcome.status == "open")
-        ):
-            await on_success(outcome.text)
+        # Learn only when the format's successful terminal event arrived (clients may hang up
+        # right after it); an early end, a failure or a non-success end teaches nothing.
+        if on_success is None:
+            return
+        if sse and watch.status == "ok":
+            await on_success(fmt.stream_outcome(bytes(kept)).text)
+        elif not sse and clean_end:
+            await on_success(fmt.assistant_text(bytes(kept)))
 
     response = ClosingStreamingResponse(
         relay(), status_code=upstream.status, background=BackgroundTask(after_stream)
     )
+    return _with_headers(response, upstream.headers, extra, policy)
+
+
+async def relay_raw(
+    up: Upstream, method: str, extra: dict[str, str], policy: HeaderPolicy, fmt: WireFormat
+) -> Response:
+    """Send ``method`` and relay the answer as it arrives, whatever it is (JSON or SSE).
+
+    No capture, no success check: for pass-through routes that neither recall nor learn. A
+    transport failure after the status line ends an SSE answer with ``fmt``'s in-band error
+    event and simply ends any other answer.
+    """
+    upstream = await proxy.open_stream(
+        up.session, up.provider, up.path, up.body, up.headers, method=method
+    )
+    sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
+    clean_end = False
+
+    async def relay() -> AsyncIterator[bytes]:
+        nonlocal clean_end
+        try:
+            async for chunk in proxy.iter_stream(upstream, up.provider):
+                yield chunk
+            clean_end = True
+        except MnemogateError as exc:
+            if sse:
+                yield b"\n\n" + fmt.stream_error(exc.message, exc.type, exc.code, b"")
+        finally:
+            if clean_end:
+                upstream.release()
+            else:
+                upstream.close()
+
+    response = ClosingStreamingResponse(relay(), status_code=upstream.status)
     return _with_headers(response, upstream.headers, extra, policy)
