@@ -35,6 +35,7 @@ from shared.jobs.payloads import (
 )
 from shared.jobs.queue import ArqQueue, job_deserializer, job_serializer
 from shared.jobs.reindex import start_reindex_if_needed
+from shared.outbound_guard import guarded_http_client
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import Settings
 from shared.store import Store
@@ -89,9 +90,8 @@ def _on_startup(settings: Settings) -> StartupShutdown:
         store = await Store.open(settings.db_path, run_migrations=True)
         runtime = RuntimeSettings(settings, store.settings)
         current = await runtime.refresh(force=True)  # runtime overrides apply from the start
-        jc = build_job_context(
-            current, store, httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
-        )
+        http = guarded_http_client(timeout=httpx.Timeout(30.0, connect=5.0))
+        jc = build_job_context(current, store, http)
         jc.queue = ArqQueue(ctx["redis"], store.outbox)
         jc.runtime = runtime
         assert jc.engine is not None  # build_job_context always builds one

@@ -47,6 +47,7 @@ from shared.jobs.queue import (
     resolve_queue_name,
 )
 from shared.jobs.reindex import start_reindex_if_needed
+from shared.outbound_guard import guarded_http_client
 from shared.settings import Settings
 from shared.store import Store
 
@@ -57,8 +58,9 @@ REDIS_SOCKET_TIMEOUT_S = 2.0
 
 def jobs_client() -> httpx.AsyncClient:
     """HTTP client for background work (LLM extractor, remote embeddings); the proxy hot path
-    uses its own aiohttp session (:func:`services.gateway.proxy.upstream_session`)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+    uses its own aiohttp session (:func:`services.gateway.proxy.upstream_session`). Connections
+    are vetted by the outbound policy at connect time (:mod:`shared.outbound_guard`)."""
+    return guarded_http_client(timeout=httpx.Timeout(30.0, connect=5.0))
 
 
 def arq_pool(redis_url: str, queue_name: str) -> ArqRedis:

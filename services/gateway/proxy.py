@@ -16,6 +16,7 @@ import aiohttp
 from multidict import CIMultiDictProxy
 
 from shared.errors import UpstreamTimeout, UpstreamUnavailable
+from shared.outbound_guard import GuardedResolver
 from shared.settings import ProviderConfig, Settings
 
 # Upstream response headers worth passing to the client (rate limits, request ids).
@@ -27,11 +28,14 @@ MAX_CONNECTIONS = 512
 def upstream_session(settings: Settings) -> aiohttp.ClientSession:
     """The shared upstream session: pooled keep-alive connections, timeouts from settings
     (``upstream_timeout_s`` total per request, ``upstream_connect_timeout_s`` to connect), no
-    automatic decompression, no proxy variables from the environment."""
+    automatic decompression, no proxy variables from the environment; host names are vetted by
+    the outbound policy when resolved (:class:`shared.outbound_guard.GuardedResolver`)."""
     timeout = aiohttp.ClientTimeout(
         total=settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
     )
-    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=30)
+    connector = aiohttp.TCPConnector(
+        limit=MAX_CONNECTIONS, keepalive_timeout=30, resolver=GuardedResolver()
+    )
     return aiohttp.ClientSession(
         connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
     )
