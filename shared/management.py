@@ -103,6 +103,15 @@ class ExportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     q: str | None = None
 
 
+class ImportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Import options. ``verbatim``: store each row's ``content`` exactly as given; by default
+    (false) it goes through the same sensitive-content redaction as learning and the API write
+    paths (when ``sensitive_filter`` is on), so an export from another system cannot plant
+    secrets or personal data at rest."""
+
+    verbatim: bool = False
+
+
 class ListQuery(ExportQuery, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Listing filters: those of :class:`ExportQuery` (``q`` ranked by BM25 here) plus paging.
     ``limit``: an integer, clamped to 1..1000; ``offset``: rows skipped, an integer 0..10^12
@@ -529,10 +538,16 @@ def _check_import_owner(p: Principal, row: ImportRow, line_no: int) -> ImportRow
 
 
 async def import_lines(
-    store: Store, queue: JobQueue | None, p: Principal, lines: AsyncIterator[bytes]
+    store: Store,
+    queue: JobQueue | None,
+    p: Principal,
+    lines: AsyncIterator[bytes],
+    redact: Callable[[str], str] | None = None,
 ) -> dict[str, int]:
     """Import JSON Lines produced by :func:`export_lines`; idempotent on the public ``id``;
     times kept; imported rows are marked ``needs_reindex`` and a reindex job is queued.
+    ``redact`` (the sensitive-content redaction, unless the caller asked for verbatim text) is
+    applied to each row's ``content`` before it is stored.
 
     Rows already present under another owner, or clashing with another memory's owner+user+key,
     are skipped. Returns ``{"written": n, "skipped": n, "lines": n}``. A client may import only
@@ -557,6 +572,8 @@ async def import_lines(
             raise InvalidRequest(
                 f"line {line_no}: nested too deeply", code="invalid_import_line"
             ) from exc
+        if redact is not None:
+            row = msgspec.structs.replace(row, content=redact(row.content))
         batch.append(_check_import_owner(p, row, line_no))
         if len(batch) >= IMPORT_BATCH:
             w, s = await store.management.import_rows(batch)

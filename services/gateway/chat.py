@@ -44,6 +44,7 @@ NO_LEARN_HEADERS = ("x-mnemogate-no-learn",)
 SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
+SSE_DONE = b"data: [DONE]"  # the OpenAI stream's last event
 _encoder = msgspec.json.Encoder()
 
 
@@ -151,7 +152,10 @@ async def chat_completions(request: Request) -> Response:
         assistant = ""
         with contextlib.suppress(msgspec.DecodeError):
             assistant = assistant_text_from_json(msgspec.json.decode(reply.body))
-        background = BackgroundTask(_after_success, state, learn, access, assistant)
+        if state.settings.embedded:  # durable record before the response (see _after_success)
+            await _after_success(state, learn, access, assistant)
+        else:
+            background = BackgroundTask(_after_success, state, learn, access, assistant)
     return Response(
         reply.body,
         status_code=reply.status,
@@ -170,6 +174,7 @@ async def _stream(
     access: RecordAccessPayload | None,
 ) -> Response:
     upstream = await proxy.open_stream(state.upstream, provider, "/chat/completions", upstream_body)
+    durable = state.settings.embedded
     headers.update(proxy.response_headers(upstream.headers))
     media_type = upstream.headers.get("content-type", "text/event-stream")
     if upstream.status >= 300:
@@ -185,6 +190,14 @@ async def _stream(
 
     kept = bytearray()
     ended = False
+    recorded = False
+
+    async def record() -> None:
+        nonlocal recorded
+        if not recorded:
+            recorded = True
+            text, _done = assistant_text_from_sse(bytes(kept))
+            await _after_success(state, learn, access, text)
 
     async def relay() -> AsyncIterator[bytes]:
         nonlocal ended
@@ -192,8 +205,12 @@ async def _stream(
             async for chunk in proxy.iter_stream(upstream, provider):
                 if len(kept) < SSE_CAPTURE_LIMIT:
                     kept.extend(chunk)
+                if durable and SSE_DONE in chunk:  # clients may stop reading here: record first
+                    await record()
                 yield chunk
             ended = True
+            if durable:  # before the end of the body is sent
+                await record()
         except MnemogateError as exc:
             # The status line is already sent: report the failure in-band, as an SSE error
             # event in the documented error shape, and end the stream.
@@ -209,9 +226,9 @@ async def _stream(
     async def after_stream() -> None:
         # The exchange counts as complete when the upstream sent [DONE] (clients may hang up
         # right after it) or ended the stream normally; a stream cut short learns nothing.
-        text, done = assistant_text_from_sse(bytes(kept))
+        _text, done = assistant_text_from_sse(bytes(kept))
         if done or ended:
-            await _after_success(state, learn, access, text)
+            await record()
 
     return ClosingStreamingResponse(
         relay(),
@@ -228,7 +245,15 @@ async def _after_success(
     access: RecordAccessPayload | None,
     assistant_text: str,
 ) -> None:
-    """Enqueue learning and access recording after a successful upstream answer."""
+    """Enqueue learning and access recording after a successful upstream answer.
+
+    Embedded mode awaits this before the response's last byte is sent (JSON: before the
+    response starts; SSE: before the ``data: [DONE]`` event or the end of the body), and the
+    in-process queue commits the job's outbox record before ``enqueue`` returns: a crash
+    (SIGKILL) loses at most the exchanges still in flight, never an acknowledged one. Worker
+    mode enqueues after the response (a Redis outage must not hold responses up; the job is
+    parked in the outbox then). See ``docs/ARCHITECTURE.md``, "Embedded-mode durability".
+    """
     try:
         if access is not None and state.access is not None:
             state.access.add(access.owner_id, access.user_id, access.memory_ids)

@@ -17,6 +17,7 @@ from shared.errors import InvalidRequest, PayloadTooLarge
 from shared.management import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     ListQuery,
     MemoryCreate,
     MemoryUpdate,
@@ -139,11 +140,14 @@ async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def import_memories(request: Request) -> Response:
     """``POST /api/memory/import`` (JSON Lines body) → ``{"written", "skipped", "lines"}``.
 
-    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole)."""
+    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole). Content is
+    redacted like learned text unless ``?verbatim=true`` (:class:`ImportQuery`)."""
     principal = await principal_of(request)
     state = state_of(request)
+    options = decode_query(request, ImportQuery)
+    redact = None if options.verbatim else state.redactor()
     lines = _lines(request, state.settings.max_body_bytes * 256)
-    result = await management.import_lines(state.store, state.queue, principal, lines)
+    result = await management.import_lines(state.store, state.queue, principal, lines, redact)
     return json_response(result)
 
 

@@ -18,6 +18,7 @@ from services.gateway.api.codec import json_response
 from shared.management import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
@@ -46,6 +47,7 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ImportRow,
     ListQuery,
     ExportQuery,
+    ImportQuery,
 )
 
 _OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -209,8 +211,12 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory/import",
         method="post",
-        summary="Import JSON Lines from an export (idempotent on id, keeps times)",
+        summary=(
+            "Import JSON Lines from an export (idempotent on id, keeps times); content is "
+            "redacted like learned text unless verbatim=true"
+        ),
         body="ImportRow",
+        query="ImportQuery",
         body_media="application/x-ndjson",
         response="ImportResult",
     ),
