@@ -23,8 +23,17 @@ aws_key       ``[aws_key]``      ``AKIA``/``ASIA``/… + 16 chars; ``aws_secret_
 api_key       ``[api_key]``      OpenAI ``sk-``/``sk-proj-``, Anthropic ``sk-ant-``, GitHub
                                  ``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_``, Slack ``xox[abprs]-``,
                                  Google ``AIza``
-secret        ``[secret]``       any caller-supplied custom pattern
+secret        ``[secret]``       credential values: "password is …", ``Bearer``/``Basic``/
+                                 ``token`` header values, ``api_key=…``, URL userinfo
+                                 (``scheme://user:pass@``); any caller-supplied custom pattern
 ============  =================  ===========================================================
+
+:mod:`shared.sensitive_patterns` adds, under the kinds above: Stripe ``sk_live_``/``rk_live_``/
+``whsec_``, npm ``npm_``, PyPI ``pypi-``, Slack ``xapp-`` and webhook URLs, GitLab ``glpat-``
+(and ``glrt- gldt- glptt-``), SendGrid ``SG.``, Twilio ``AC``/``SK`` + 32 hex, Azure AD client
+secrets, Azure ``AccountKey=``/``SharedAccessKey=``/``sig=`` values, Hugging Face ``hf_``, an AWS
+key id followed by its 40-character secret, spelled-out emails (``jane dot doe at example dot
+com``, ``jane [at] example [dot] com``) and phone numbers spelled in words (``four one five …``).
 
 Prefixes and lengths of provider keys follow the providers' published formats and the rules of
 public secret scanners (gitleaks, GitHub secret scanning). Every built-in pattern is linear-time:
@@ -43,6 +52,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from shared.errors import ConfigurationError
+from shared.sensitive_patterns import EXTRA_PATTERNS
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -304,6 +314,14 @@ class SensitiveDetector:
                 span = _iban_span(text, m)
                 if span is not None:
                     found.append(Finding("iban", span[0], span[1]))
+        lowered = text.lower()
+        for pattern in EXTRA_PATTERNS:
+            if pattern.hint and not any(h in lowered for h in pattern.hint):
+                continue
+            for m in pattern.regex.finditer(text):
+                start, end = m.span(pattern.group)
+                if end > start and (pattern.ok is None or pattern.ok(text[start:end])):
+                    found.append(Finding(pattern.kind, start, end))
         for regex in self._custom:
             for m in regex.finditer(text):
                 if m.end() > m.start():
