@@ -1,6 +1,6 @@
-"""Extra sensitive-content patterns: provider tokens, credential headers, URL credentials and
-spelled-out emails and phone numbers (the table :class:`shared.sensitive.SensitiveDetector`
-runs after its built-in patterns).
+"""Extra sensitive-content patterns: provider tokens, credential headers and URL credentials (the
+table
+:class:`shared.sensitive.SensitiveDetector` runs after its built-in patterns).
 
 Each :class:`Pattern` has a kind (a key of ``shared.sensitive.PLACEHOLDERS``), a compiled
 expression, the group that is the finding (0 = the whole match) and an optional validator of that
@@ -18,7 +18,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["EXTRA_PATTERNS", "Pattern"]
+from shared.sensitive.finding import Finding
+
+__all__ = ["EXTRA_PATTERNS", "Pattern", "scan_extra"]
 
 _B = r"(?<![A-Za-z0-9_-])"  # token start: not inside a longer word
 _E = r"(?![A-Za-z0-9_-])"  # token end
@@ -28,7 +30,8 @@ _E = r"(?![A-Za-z0-9_-])"  # token end
 class Pattern:
     """One detector: ``regex`` finds candidates, ``group`` is the span reported as ``kind``,
     ``ok`` (optional) must accept that span's text, and ``hint`` (lower-case substrings; empty
-    = always) must occur in the lower-cased text for the regex to run at all (a cheap filter)."""
+    = always) must occur in the lower-cased text for the regex to run at all (a cheap filter).
+    """
 
     kind: str
     regex: re.Pattern[str]
@@ -48,58 +51,6 @@ def _basic_credentials(s: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return b":" in raw and raw.isascii() and raw.index(b":") > 0
-
-
-_DIGIT_WORDS = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
-_WORD_DIGITS = re.compile(_DIGIT_WORDS, re.IGNORECASE)
-
-
-def _spelled_phone(s: str) -> bool:
-    """At least 9 digits, at least 3 of them spelled as words (``four one five ...``)."""
-    words = len(_WORD_DIGITS.findall(s))
-    return words >= 3 and words + sum(c.isdigit() for c in s) >= 9
-
-
-#: Words before ``at`` that make "X at Y dot com" ordinary prose ("I work at acme dot com").
-_PROSE_BEFORE_AT = frozenset(
-    {
-        *("work", "works", "worked", "working", "look", "looking", "looked", "be", "is", "am"),
-        *("are", "was", "were", "meet", "me", "us", "him", "her", "them", "it", "stay"),
-        *("stayed", "live", "lives", "lived", "living", "arrive", "arrived", "shop", "shopped"),
-        *("buy", "bought", "sign", "signed", "apply", "applied", "job", "intern", "interned"),
-        *("study", "studied", "stuff", "things", "something"),
-    }
-)
-_PROSE_DOMAIN = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "my",
-        "your",
-        "our",
-        "this",
-        "that",
-        "home",
-        "school",
-        "night",
-        "least",
-        "all",
-    ]
-)
-_SPELLED_AT = re.compile(r"\s*(?:@|[(\[{<]\s*at\s*[)\]}>])\s*|\s+at\s+", re.IGNORECASE)
-_SPELLED_DOT = r"(?:\s*(?:\.|[(\[{<]\s*dot\s*[)\]}>])\s*|\s+dot\s+)"
-
-
-def _spelled_email(s: str) -> bool:
-    """Reject prose such as "I work at acme dot com" or "look at the dot com era"."""
-    parts = _SPELLED_AT.split(s, maxsplit=1)
-    if len(parts) != 2:
-        return False
-    local, domain = parts[0].strip().lower(), parts[1].strip().lower()
-    last_local = re.split(r"\W+", local)[-1]
-    first_domain = re.split(r"\W+", domain)[0]
-    return last_local not in _PROSE_BEFORE_AT and first_domain not in _PROSE_DOMAIN
 
 
 _I = re.IGNORECASE
@@ -143,7 +94,8 @@ EXTRA_PATTERNS: tuple[Pattern, ...] = (
     Pattern(
         "api_key",
         re.compile(
-            r"(?i:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=(?P<v>[A-Za-z0-9%+/=]{20,}+)"
+            r"(?:[Aa]ccount[Kk]ey|[Ss]hared[Aa]ccess(?:[Kk]ey|[Ss]ignature)|sig)="
+            r"(?P<v>[A-Za-z0-9%+/=]{20,}+)"
         ),
         group="v",
         hint=("accountkey", "sharedaccess", "sig="),
@@ -182,33 +134,16 @@ EXTRA_PATTERNS: tuple[Pattern, ...] = (
         group="v",
         hint=("://",),
     ),
-    # ---- spelled-out emails and phones -----------------------------------------------------
-    Pattern(
-        "email",
-        re.compile(
-            r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9_%+-]{1,64}(?:"
-            + _SPELLED_DOT
-            + r"[A-Za-z0-9_%+-]{1,64}){0,4}"
-            r"(?:\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+)"
-            r"[A-Za-z0-9-]{1,63}(?:"
-            + _SPELLED_DOT
-            + r"[A-Za-z0-9-]{1,63}){0,3}"
-            + _SPELLED_DOT
-            + r"(?:com|org|net|edu|gov|io|co|de|uk|fr|es|it|nl|ch|at|be|se|no|"
-            r"dk|fi|pl|ru|jp|cn|in|br|au|ca|us|me|info|biz|dev|app|ai)(?![A-Za-z0-9])",
-            _I,
-        ),
-        ok=_spelled_email,
-        hint=("at",),
-    ),
-    Pattern(
-        "phone",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:\+\s?)?(?:(?:" + _DIGIT_WORDS + r"|\d{1,4})[\s,.()-]{1,3}){6,20}"
-            r"(?:" + _DIGIT_WORDS + r"|\d{1,4})(?![A-Za-z0-9])",
-            _I,
-        ),
-        ok=_spelled_phone,
-        hint=("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "zero"),
-    ),
 )
+
+
+def scan_extra(text: str, found: list[Finding]) -> None:
+    """Append every finding of :data:`EXTRA_PATTERNS` in ``text`` to ``found``."""
+    lowered = text.lower()
+    for pattern in EXTRA_PATTERNS:
+        if pattern.hint and not any(h in lowered for h in pattern.hint):
+            continue
+        for m in pattern.regex.finditer(text):
+            start, end = m.span(pattern.group)
+            if end > start and (pattern.ok is None or pattern.ok(text[start:end])):
+                found.append(Finding(pattern.kind, start, end))
