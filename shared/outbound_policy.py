@@ -47,6 +47,7 @@ __all__ = [
     "IpAddress",
     "blocked_host_reason",
     "blocked_reason",
+    "check_outbound_settings",
     "literal_ip",
     "validate_outbound_url",
 ]
@@ -190,3 +191,29 @@ def validate_outbound_url(url: str) -> str:
     if reason is not None:
         raise ConfigurationError(f"endpoint URL points at {reason}")
     return raw.rstrip("/")
+
+
+def check_outbound_settings(settings: object) -> None:
+    """Validate the outbound URLs of a settings object (a runtime-settings validator, so a
+    refused URL is a 400 before it is stored, should a URL field become editable at run time).
+
+    ``embedding_base_url`` gets the full :func:`validate_outbound_url`; every other non-empty
+    ``*_url`` field except ``redis_url`` (upstream, Qdrant, rerank endpoints) gets the host
+    check (:func:`blocked_host_reason`), their other URL rules being the operator's.
+
+    Raises:
+        ConfigurationError: a URL is refused.
+    """
+    fields: tuple[str, ...] = getattr(settings, "__struct_fields__", ())
+    for name in fields:
+        value = getattr(settings, name, None)
+        if not name.endswith("_url") or name == "redis_url" or not isinstance(value, str):
+            continue
+        if not value:
+            continue
+        if name == "embedding_base_url":
+            validate_outbound_url(value)
+            continue
+        reason = blocked_host_reason(urlsplit(value).hostname or "")
+        if reason is not None and reason != "no host":
+            raise ConfigurationError(f"{name} points at {reason}")

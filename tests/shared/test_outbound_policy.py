@@ -16,7 +16,7 @@ from shared.outbound_guard import (
     guarded_http_client,
     vetted_addresses,
 )
-from shared.outbound_policy import blocked_reason, validate_outbound_url
+from shared.outbound_policy import blocked_reason, check_outbound_settings, validate_outbound_url
 from shared.settings import load_providers, load_settings
 from tests.fakes.upstream import FakeUpstream
 
@@ -189,3 +189,29 @@ def test_provider_base_urls_are_checked() -> None:
     with pytest.raises(ConfigurationError):
         load_providers(settings, {})
     assert load_providers(load_settings({}, upstream_base_url="http://127.0.0.1:9/v1"), {})
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"embedding_base_url": "http://[64:ff9b::a9fe:a9fe]/v1"},
+        {"embedding_base_url": "http://user:pw@example.com/v1"},
+        {"upstream_base_url": "http://168.63.129.16/v1"},
+        {"qdrant_url": "http://instance-data:6333"},
+    ],
+)
+def test_settings_with_blocked_urls_are_refused(overrides: dict[str, str]) -> None:
+    with pytest.raises(ConfigurationError):
+        check_outbound_settings(load_settings({}, **overrides))
+
+
+def test_settings_with_local_urls_pass() -> None:
+    check_outbound_settings(
+        load_settings(
+            {},
+            embedding_base_url="http://127.0.0.1:9/v1",
+            upstream_base_url="http://localhost:8/v1",
+            qdrant_url="http://10.0.0.7:6333",
+            redis_url="redis://127.0.0.1:6379/0",
+        )
+    )

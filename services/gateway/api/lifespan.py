@@ -17,6 +17,7 @@ from services.gateway.mcp_server import McpGateway
 from services.gateway.state import GatewayState
 from shared.errors import StoreError
 from shared.jobs.context import build_detector
+from shared.outbound_policy import check_outbound_settings
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import Settings
 
@@ -54,6 +55,7 @@ async def management_lifespan(state: GatewayState, mcp: McpGateway) -> AsyncIter
     """
     runtime = RuntimeSettings(state.settings, state.store.settings)
     runtime.validators.append(lambda s: build_detector(s.sensitive_custom_patterns))
+    runtime.validators.append(check_outbound_settings)  # SSRF: 400 before it is stored
     state.runtime = runtime
     state.jobs.runtime = runtime
     _apply_to(state)
