@@ -106,6 +106,8 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
     jc: JobContext | None = ctx.pop("jc", None)
     if jc is not None:
         try:
+            if isinstance(jc.queue, ArqQueue):  # scrub relayed payloads out of the WAL now
+                await jc.queue.scrubber.close()
             await jc.http.aclose()
         finally:
             await jc.store.close()  # its connection threads would keep the process alive

@@ -54,7 +54,7 @@ class OutboxScrubber:
             try:
                 if await self.outbox.scrub():
                     return
-            except StoreError as exc:
+            except (StoreError, ValueError) as exc:  # ValueError: the store closed meanwhile
                 log.warning("could not scrub the write-ahead log: %s", exc)
                 return
 
@@ -63,9 +63,9 @@ class OutboxScrubber:
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, StoreError):
+            with contextlib.suppress(asyncio.CancelledError, StoreError, ValueError):
                 await task
-            with contextlib.suppress(StoreError):
+            with contextlib.suppress(StoreError, ValueError):
                 await self.outbox.scrub()
 
 
