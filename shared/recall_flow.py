@@ -1,26 +1,20 @@
-"""The request path's memory step: recall under a time budget, redact, format, inject.
+"""The request path's memory step: recall under a time budget, redact, format the block.
 
 Pure orchestration over :mod:`shared.retrieval` and :mod:`shared.injection`; never raises for a
-memory failure: the request then goes upstream unchanged with a ``degraded`` reason (DESIGN §1).
+memory failure: the request then goes upstream unchanged with a ``degraded`` reason
+(docs/ARCHITECTURE.md). Placing the block is each client format's job (``shared/formats``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 import msgspec
 
 from shared.engine import Engine
 from shared.errors import MnemogateError
-from shared.injection import (
-    ProviderCapabilities,
-    RecalledMemory,
-    format_memory_block,
-    inject,
-    newest_user_text,
-)
+from shared.injection import RecalledMemory, format_memory_block
 from shared.models import Scope
 from shared.retrieval import recall
 from shared.sensitive import SensitiveDetector
@@ -30,51 +24,50 @@ from shared.store import Store
 log = logging.getLogger("mnemogate.recall")
 
 
-class MemoryPlan(msgspec.Struct, kw_only=True):
-    """The body to send upstream and what memory did: injected rowids, tier, degradation."""
+class RecalledBlock(msgspec.Struct, kw_only=True):
+    """What recall produced for one query: the formatted block (``""`` when nothing is to be
+    injected), the rowids it holds, the tier that answered and why a tier degraded (or None)."""
 
-    body: dict[str, Any]
+    block: str
     memory_ids: list[int]
     tier: str
     degraded: str | None = None
 
 
-async def plan_memory(
+async def recall_block(
     store: Store,
     detector: SensitiveDetector,
     settings: Settings,
     scope: Scope,
-    body: dict[str, Any],
-    caps: ProviderCapabilities,
+    query: str,
     now: float,
     engine: Engine | None = None,
-) -> MemoryPlan:
-    """Recall memories for ``body``'s newest user message and inject them into a copy of ``body``.
+) -> RecalledBlock:
+    """Recall memories for ``query`` in ``scope`` and format them as the injected block.
 
-    Memory content is redacted by ``detector`` before injection (secrets that reached the store
-    some other way are never injected verbatim). Timeout = ``settings.recall_timeout_ms``.
+    Format-neutral: every client format calls this with its newest user input and places the
+    block itself (``shared/formats``). Memory content is redacted by ``detector`` before it
+    goes into the block (secrets that reached the store some other way are never injected
+    verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
+    an empty block with ``degraded`` set.
     """
-    messages = body.get("messages", [])
-    query = newest_user_text(messages)
     if not query.strip():
-        return MemoryPlan(body=body, memory_ids=[], tier="none")
+        return RecalledBlock(block="", memory_ids=[], tier="none")
     try:
         result = await asyncio.wait_for(
             recall(store.memories, scope, query, settings, now, engine),
             settings.recall_timeout_ms / 1000,
         )
     except TimeoutError:
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_timeout")
+        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
     except MnemogateError as exc:
         log.warning("recall failed: %s", exc)
-        return MemoryPlan(
-            body=body, memory_ids=[], tier="none", degraded=exc.code or "recall_error"
+        return RecalledBlock(
+            block="", memory_ids=[], tier="none", degraded=exc.code or "recall_error"
         )
-    except Exception as exc:  # memory must never fail a chat request (DESIGN §1)
+    except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_error")
-    if not result.memories:
-        return MemoryPlan(body=body, memory_ids=[], tier=result.tier, degraded=result.degraded)
+        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
     recalled = [
         RecalledMemory(
             content=detector.redact(m.content) if settings.sensitive_filter else m.content,
@@ -83,22 +76,10 @@ async def plan_memory(
         )
         for m in result.memories
     ]
-    placed = inject(
-        messages,
-        format_memory_block(recalled),
-        settings.injection_strategy,
-        caps,
-        body.get("system"),
-    )
-    if not placed.injected:
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded=result.degraded)
-    new_body = dict(body)
-    new_body["messages"] = placed.messages
-    if placed.system_changed:
-        new_body["system"] = placed.system
-    return MemoryPlan(
-        body=new_body,
-        memory_ids=[m.id for m in result.memories],
-        tier=result.tier,
+    block = format_memory_block(recalled)
+    return RecalledBlock(
+        block=block,
+        memory_ids=[m.id for m in result.memories] if block else [],
+        tier=result.tier if block or not result.memories else "none",
         degraded=result.degraded,
     )

@@ -52,6 +52,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "upstream_rejects_system_role",
         "upstream_system_must_be_first",
         "upstream_top_level_system",
+        "upstream_kind",
         "providers_file",
         "embedding_source",
         "embedding_base_url",

@@ -22,6 +22,7 @@ import msgspec
 
 from shared.errors import ConfigurationError
 from shared.outbound_policy import blocked_host_reason
+from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
 
@@ -38,7 +39,9 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     ``name`` is the prefix a request's model selects it with (``name/model``); ``api_key_env``
     names the environment variable holding its API key (keys never live in the file).
-    Capability flags describe provider quirks (DESIGN §4, §7).
+    Capability flags describe provider quirks (docs/ARCHITECTURE.md). ``kind`` names a preset
+    (:mod:`shared.provider_kinds`) that fills ``formats`` (the client formats it speaks),
+    ``auth`` (how its key is sent) and ``hoists_system`` unless the entry sets them.
     """
 
     name: str
@@ -48,6 +51,14 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     system_must_be_first: bool = False
     top_level_system: bool = False
     api_key: str = ""
+    kind: ProviderKind = "openai"
+    formats: tuple[FormatName, ...] = ("chat", "responses", "embeddings")
+    hoists_system: bool = False
+    auth: AuthStyle = "bearer"
+
+    def speaks(self, fmt: str) -> bool:
+        """True when this provider accepts the client format ``fmt`` (``chat``, ...)."""
+        return fmt in self.formats
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -70,7 +81,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     upstream_rejects_system_role: bool = False
     upstream_system_must_be_first: bool = False
     upstream_top_level_system: bool = False
+    upstream_kind: ProviderKind = "openai"
     providers_file: str = ""
+    #: extra header names (comma-separated; ``prefix*`` matches a prefix) never forwarded to the
+    #: upstream nor passed back to the client, on top of hop-by-hop headers and credentials
+    strip_headers: str = ""
     # recall and injection
     memory_enabled: bool = True
     recall_max_tokens: int = 2000
@@ -181,15 +196,29 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
 
 
 def default_provider(settings: Settings) -> ProviderConfig:
-    """The provider built from the ``upstream_*`` settings (name ``default``)."""
-    return ProviderConfig(
-        name="default",
-        base_url=settings.upstream_base_url.rstrip("/"),
-        api_key=settings.upstream_api_key,
-        rejects_system_role=settings.upstream_rejects_system_role,
-        system_must_be_first=settings.upstream_system_must_be_first,
-        top_level_system=settings.upstream_top_level_system,
-    )
+    """The provider built from the ``upstream_*`` settings (name ``default``): the preset of
+    ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with it.
+
+    Raises:
+        ConfigurationError: unknown ``upstream_kind``.
+    """
+    base = preset(settings.upstream_kind)
+    try:
+        return msgspec.convert(
+            {
+                **base,
+                "name": "default",
+                "base_url": settings.upstream_base_url.rstrip("/"),
+                "api_key": settings.upstream_api_key,
+                "rejects_system_role": settings.upstream_rejects_system_role,
+                "system_must_be_first": settings.upstream_system_must_be_first,
+                "top_level_system": settings.upstream_top_level_system,
+                "hoists_system": bool(base.get("hoists_system")),
+            },
+            ProviderConfig,
+        )
+    except msgspec.ValidationError as exc:  # pragma: no cover - presets are valid
+        raise ConfigurationError(f"invalid default provider: {exc}") from exc
 
 
 def load_providers(
@@ -197,11 +226,12 @@ def load_providers(
 ) -> dict[str, ProviderConfig]:
     """All providers by name: ``default`` plus those in ``providers_file`` (JSON or TOML).
 
-    Each file entry's API key is read from the environment variable named by ``api_key_env``.
+    Each file entry's API key is read from the environment variable named by ``api_key_env``;
+    its ``kind`` preset fills the keys it does not set (:mod:`shared.provider_kinds`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, or has unknown fields; or a base
-            URL's host is refused by the outbound policy (cloud metadata, link-local, ...:
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds; or a
+            base URL's host is refused by the outbound policy (cloud metadata, link-local, ...:
             :func:`shared.outbound_policy.blocked_host_reason`).
     """
     env = os.environ if environ is None else environ
@@ -219,13 +249,16 @@ def _file_providers(path: Path, env: Mapping[str, str]) -> dict[str, ProviderCon
     """The providers listed in the JSON or TOML file at ``path`` (see :func:`load_providers`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, or has unknown fields.
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
     """
     providers: dict[str, ProviderConfig] = {}
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        items = msgspec.convert(data.get("providers", []), list[ProviderConfig])
+        entries = data.get("providers", [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError("'providers' must be a list of tables/objects")
+        items = msgspec.convert([apply_preset(e) for e in entries], list[ProviderConfig])
     except (OSError, ValueError, tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise ConfigurationError(f"cannot load providers file {path}: {exc}") from exc
     for item in items:

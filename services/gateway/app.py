@@ -23,10 +23,13 @@ from services.gateway import proxy
 from services.gateway.api import API_ROUTES
 from services.gateway.api.lifespan import management_lifespan
 from services.gateway.chat import chat_completions
+from services.gateway.embeddings import create_embeddings
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
+from services.gateway.messages import create_message
 from services.gateway.models import list_models
+from services.gateway.responses import create_response
 from services.gateway.state import GatewayState
 from shared.errors import StoreError
 from shared.jobs.access import AccessBatcher
@@ -196,6 +199,9 @@ def create_app(settings: Settings) -> Starlette:
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", create_response, methods=["POST"]),
+        Route("/v1/messages", create_message, methods=["POST"]),
+        Route("/v1/embeddings", create_embeddings, methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),

@@ -1,10 +1,11 @@
-"""Bearer-token authentication of client API keys and of the admin token.
+"""Authentication of client API keys (Bearer, or ``x-api-key`` on the Messages route) and of
+the admin token.
 
-Tokens are compared as bytes: the ``Authorization`` header is read from the raw ASGI header
-bytes (HTTP field values are octets, RFC 9110 §5.5), so any value a client can send — non-ASCII
-bytes, obs-text, stray control bytes — ends in a 401, never in an exception (a ``str`` holding a
-non-ASCII character makes :func:`hmac.compare_digest` raise ``TypeError``). See
-``docs/ARCHITECTURE.md`` ("Authentication").
+Tokens are compared as bytes: the headers are read from the raw ASGI header bytes (HTTP field
+values are octets, RFC 9110 §5.5), so any value a client can send — non-ASCII bytes, obs-text,
+stray control bytes — ends in a 401, never in an exception (a ``str`` holding a non-ASCII
+character makes :func:`hmac.compare_digest` raise ``TypeError``). See ``docs/ARCHITECTURE.md``
+("Authentication").
 """
 
 from __future__ import annotations
@@ -53,16 +54,28 @@ def bearer_token(request: Request) -> str | None:
     return token.decode("ascii")
 
 
-async def authenticate_client(request: Request, store: Store) -> ApiKey:
-    """The active API key presented by the request.
+def _raw_header(request: Request, name: bytes) -> bytes | None:
+    """The first ``name`` header's raw value, surrounding whitespace removed, else None."""
+    for key, value in request.scope.get("headers", ()):
+        if bytes(key).lower() == name:
+            return bytes(value).strip(_OWS) or None
+    return None
+
+
+async def authenticate_client(request: Request, store: Store, *, x_api_key: bool = False) -> ApiKey:
+    """The active API key presented by the request: ``Authorization: Bearer <key>``, or with
+    ``x_api_key`` (the Anthropic Messages route) also ``x-api-key: <key>``.
 
     Raises:
-        AuthenticationFailed: no bearer token, a token with non-ASCII bytes (no key has one),
-            or an unknown or revoked key (HTTP 401).
+        AuthenticationFailed: no key, a key with non-ASCII bytes (no key has one), or an
+            unknown or revoked key (HTTP 401).
     """
     raw = bearer_token_bytes(request)
+    if raw is None and x_api_key:
+        raw = _raw_header(request, b"x-api-key")
     if raw is None:
-        raise AuthenticationFailed("missing bearer token: send 'Authorization: Bearer <key>'")
+        hint = "'x-api-key: <key>' or " if x_api_key else ""
+        raise AuthenticationFailed(f"missing api key: send {hint}'Authorization: Bearer <key>'")
     if not raw.isascii():
         raise AuthenticationFailed("invalid or revoked api key")
     key = await store.keys.authenticate(raw.decode("ascii"))

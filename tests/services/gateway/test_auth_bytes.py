@@ -41,11 +41,13 @@ def _routes(gw: GatewayHarness) -> list[tuple[str, str]]:
     return out
 
 
-def _status(port: int, method: str, path: str, header: bytes | None) -> int:
-    """Send one request with ``Authorization: <header>`` (raw bytes) and return the status."""
+def _status(
+    port: int, method: str, path: str, header: bytes | None, name: bytes = b"Authorization"
+) -> int:
+    """Send one request with ``<name>: <header>`` (raw bytes) and return the status."""
     head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
     if header is not None:
-        head += b"Authorization: " + header + b"\r\n"
+        head += name + b": " + header + b"\r\n"
     head += (
         b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
         b"Content-Length: 2\r\nConnection: close\r\n\r\n{}"
@@ -138,3 +140,11 @@ def test_arbitrary_header_bytes_never_500(
     routes = _routes(live)
     method, path = routes[pick % len(routes)]
     _check(live, method, path, scheme + token)
+
+
+def test_x_api_key_bytes_answer_401_on_every_route(live: GatewayHarness) -> None:
+    for method, path in _routes(live):
+        if PUBLIC.match(path):
+            continue
+        for value in (b"\xff", "mg-ünï".encode(), b"\xc3\x28", b"mg-" + b"\x80" * 40):
+            assert _status(live.port, method, path, value, b"x-api-key") == 401, (path, value)

@@ -1,0 +1,165 @@
+"""Relaying the upstream answer to the client: whole JSON answers and SSE streams.
+
+Streams are relayed chunk by chunk as they arrive (usage events included: nothing is filtered).
+An upstream failure after the status line ends the stream with an in-band error event in the
+route's format; a client disconnect closes the upstream response, which aborts the upstream
+request. ``on_success(assistant_text)`` runs only when the exchange ended well: a 2xx JSON
+answer, or a stream that reached its format's successful end. It runs after the response, or
+— ``durable`` (embedded mode: it records the learning job in SQLite) — before the response's
+last byte: before a JSON answer is sent, and before a stream's successful end event (or, failing
+that, the end of the body) is relayed, so a crash never loses an exchange the client saw end
+(docs/ARCHITECTURE.md, "Embedded-mode durability").
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+import aiohttp
+import anyio
+from starlette.background import BackgroundTask
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Send
+
+from services.gateway import proxy
+from services.gateway.headers import HeaderPolicy, client_response_headers
+from shared.errors import MnemogateError
+from shared.formats.base import WireFormat
+from shared.settings import ProviderConfig
+
+SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
+OnSuccess = Callable[[str], Awaitable[None]]
+#: Bytes that may carry a format's successful end event (Chat ``[DONE]``, Messages
+#: ``message_stop``, Responses ``response.completed``): only chunks holding one are parsed.
+END_MARKERS = (b"[DONE]", b"message_stop", b"response.completed")
+
+
+class ClosingStreamingResponse(StreamingResponse):
+    """A StreamingResponse that always closes its body iterator, even when cancelled by a client
+    disconnect, so the iterator's cleanup (closing the upstream request) runs deterministically."""
+
+    async def stream_response(self, send: Send) -> None:
+        """Stream the body; on any exit close the iterator under a shielded cancel scope."""
+        try:
+            await super().stream_response(send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                aclose = getattr(self.body_iterator, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
+
+@dataclass
+class Upstream:
+    """Where and what to send: session, provider, path, body bytes and request headers."""
+
+    session: aiohttp.ClientSession
+    provider: ProviderConfig
+    path: str
+    body: bytes
+    headers: Mapping[str, str]
+
+
+def _with_headers(
+    response: Response, upstream: Mapping[str, str], extra: dict[str, str], policy: HeaderPolicy
+) -> Response:
+    response.raw_headers.extend(client_response_headers(upstream, policy))
+    response.raw_headers.extend(
+        (k.encode(), v.encode("latin-1", "replace")) for k, v in extra.items()
+    )
+    return response
+
+
+async def relay_json(
+    up: Upstream,
+    extra: dict[str, str],
+    policy: HeaderPolicy,
+    on_success: OnSuccess | None,
+    fmt: WireFormat,
+    *,
+    durable: bool = False,
+) -> Response:
+    """POST, read the whole answer and pass it back (status, headers, body unchanged)."""
+    reply = await proxy.post(up.session, up.provider, up.path, up.body, up.headers)
+    task = None
+    if reply.status < 300 and on_success is not None:
+        if durable:
+            await on_success(fmt.assistant_text(reply.body))
+        else:
+            task = BackgroundTask(on_success, fmt.assistant_text(reply.body))
+    response = Response(reply.body, status_code=reply.status, background=task)
+    return _with_headers(response, reply.headers, extra, policy)
+
+
+async def relay_stream(
+    up: Upstream,
+    extra: dict[str, str],
+    policy: HeaderPolicy,
+    on_success: OnSuccess | None,
+    fmt: WireFormat,
+    *,
+    durable: bool = False,
+) -> Response:
+    """POST and relay the SSE answer as it arrives (an error status is relayed whole)."""
+    upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
+    if upstream.status >= 300:
+        # An error before the first byte: forward it whole, learn nothing.
+        try:
+            async with proxy.upstream_errors(up.provider):
+                content = await upstream.read()
+        finally:
+            upstream.release()
+        response = Response(content, status_code=upstream.status)
+        return _with_headers(response, upstream.headers, extra, policy)
+
+    kept = bytearray()
+    ended = False
+    at_boundary = True  # the relayed bytes end between two events
+    recorded = False
+
+    async def record() -> None:
+        # once, when the exchange ended well (see the module docstring)
+        nonlocal recorded
+        if recorded or on_success is None:
+            return
+        outcome = fmt.stream_outcome(bytes(kept))
+        if outcome.status == "ok" or (ended and outcome.status == "open"):
+            recorded = True
+            await on_success(outcome.text)
+
+    async def relay() -> AsyncIterator[bytes]:
+        nonlocal ended, at_boundary
+        try:
+            async for chunk in proxy.iter_stream(upstream, up.provider):
+                if len(kept) < SSE_CAPTURE_LIMIT:
+                    kept.extend(chunk)
+                at_boundary = chunk.endswith((b"\n\n", b"\r\n\r\n"))
+                if durable and any(m in chunk for m in END_MARKERS):
+                    await record()  # before the end event: clients may stop reading there
+                yield chunk
+            ended = True
+            if durable:
+                await record()  # before the end of the body is sent
+        except MnemogateError as exc:
+            # The status line is already sent: report the failure in-band and end the stream
+            # (after a blank line when the upstream was cut inside an event).
+            event = fmt.stream_error(exc.message, exc.type, exc.code, bytes(kept))
+            yield event if at_boundary else b"\n\n" + event
+        finally:
+            # Runs on normal end and when the client disconnects (the task is cancelled):
+            # closing the upstream response aborts the upstream request.
+            if ended:
+                upstream.release()
+            else:
+                upstream.close()
+
+    async def after_stream() -> None:
+        # Complete when the format's successful end event arrived (clients may hang up right
+        # after it) or the upstream ended the stream normally without reporting a failure.
+        await record()
+
+    response = ClosingStreamingResponse(
+        relay(), status_code=upstream.status, background=BackgroundTask(after_stream)
+    )
+    return _with_headers(response, upstream.headers, extra, policy)
