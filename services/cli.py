@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from services import cli_vectors
 from shared.errors import MnemogateError
@@ -110,9 +110,12 @@ def _preview(text: str, width: int = 80) -> str:
 
 
 async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
-    """``mnemogate sweep [--dry-run]``: one line per memory removed (or that would be), then a
-    totals line. Line format: ``<deleted|would delete>\t<public id>\t<reason>\towner=<id>\t
-    user=<id or ->\t<type>/<category>\t<content preview>``."""
+    r"""``mnemogate sweep [--dry-run]``.
+
+    One line per memory removed (or that would be), then a totals line. Line format (tab
+    separated): ``<deleted|would delete>\t<public id>\t<reason>\towner=<id>\tuser=<id or
+    ->\t<type>/<category>\t<content preview>``.
+    """
     import time
 
     from shared.lifecycle.decay import EvictionReason, LifecycleRow
@@ -126,19 +129,15 @@ async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
             f"\t{row.type}/{row.category}\t{_preview(row.content)}"
         )
 
-    store = await Store.open(settings.db_path)
-    try:
-        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
-            report = await sweep(
-                store,
-                settings,
-                time.time(),
-                dry_run=args.dry_run,
-                on_deleted=on_deleted,
-                listener=show,
-            )
-    finally:
-        await store.close()
+    async with cli_vectors.lifecycle_runtime(settings) as (runtime, on_deleted):
+        report = await sweep(
+            runtime.store,
+            runtime.settings,
+            time.time(),
+            dry_run=args.dry_run,
+            on_deleted=on_deleted,
+            listener=show,
+        )
     kinds = ("expired", "decayed", "capacity")
     reasons = ", ".join(f"{r} {report.by_reason.get(r, 0)}" for r in kinds)
     span = f"cursor {report.cursor_start} -> {report.cursor_end}" + (
@@ -158,10 +157,12 @@ async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
-    """``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]``: per summary a header
-    line ``<summary <id>|would summarize>\towner=..\tuser=..\tsession=..\t<n> memories -> 1\t
-    tokens <before> -> <after> (saved <n>)``, the source ids and the summary lines (indented),
-    then a totals line."""
+    r"""``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]``.
+
+    Per summary a header line ``<summary <id>|would summarize>\towner=..\tuser=..\tsession=..\t<n>
+    memories -> 1\t tokens <before> -> <after> (saved <n>)``, the source ids and the summary lines
+    (indented), then a totals line.
+    """
     import time
 
     from shared.lifecycle.summarize import GroupSummary, summarize
@@ -177,21 +178,17 @@ async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
         for line in made.content.splitlines():
             print("  | " + line)
 
-    store = await Store.open(settings.db_path)
-    try:
-        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
-            report = await summarize(
-                store,
-                settings,
-                time.time(),
-                older_than_days=args.older_than_days,
-                owner_id=args.owner,
-                dry_run=args.dry_run,
-                on_deleted=on_deleted,
-                listener=show,
-            )
-    finally:
-        await store.close()
+    async with cli_vectors.lifecycle_runtime(settings) as (runtime, on_deleted):
+        report = await summarize(
+            runtime.store,
+            runtime.settings,
+            time.time(),
+            older_than_days=args.older_than_days,
+            owner_id=args.owner,
+            dry_run=args.dry_run,
+            on_deleted=on_deleted,
+            listener=show,
+        )
     totals = (
         f"{report.groups} groups, {report.summarized} memories -> {report.summaries} summaries, "
         f"tokens {report.tokens_before} -> {report.tokens_after} (saved {report.tokens_saved})"
@@ -203,34 +200,32 @@ async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+#: Each subcommand: settings and parsed arguments → exit status.
+COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
+    "serve": _serve,
+    "worker": _worker,
+    "migrate": lambda settings, args: asyncio.run(_migrate(settings)),
+    "keys": lambda settings, args: asyncio.run(_keys(settings, args)),
+    "sweep": lambda settings, args: asyncio.run(_sweep(settings, args)),
+    "summarize": lambda settings, args: asyncio.run(_summarize(settings, args)),
+    "reindex": lambda settings, args: asyncio.run(cli_vectors.run_reindex(settings, args.force)),
+    "models": lambda settings, args: cli_vectors.run_build_static(settings, args.out, args.dim),
+    "qdrant": lambda settings, args: asyncio.run(cli_vectors.run_qdrant_recreate(settings)),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mnemogate`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    command = COMMANDS.get(args.command)
+    if command is None:
+        return 2
     try:
-        settings = load_settings()
-        if args.command == "serve":
-            return _serve(settings, args)
-        if args.command == "worker":
-            return _worker(settings, args)
-        if args.command == "migrate":
-            return asyncio.run(_migrate(settings))
-        if args.command == "keys":
-            return asyncio.run(_keys(settings, args))
-        if args.command == "sweep":
-            return asyncio.run(_sweep(settings, args))
-        if args.command == "summarize":
-            return asyncio.run(_summarize(settings, args))
-        if args.command == "reindex":
-            return asyncio.run(cli_vectors.run_reindex(settings, args.force))
-        if args.command == "models":
-            return cli_vectors.run_build_static(settings, args.out, args.dim)
-        if args.command == "qdrant":
-            return asyncio.run(cli_vectors.run_qdrant_recreate(settings))
+        return command(load_settings(), args)
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
-    return 2
 
 
 if __name__ == "__main__":

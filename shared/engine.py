@@ -1,9 +1,9 @@
 """The semantic engine: the embedding source and the vector tiers, built once per process.
 
-Used by recall on the request path (query embedding + KNN, with the fallback chain
-Qdrant → sqlite-vec → keyword, DESIGN §4) and by the embedding/reindex jobs (memory embedding and
-the writes to every vector tier: sqlite-vec always, Qdrant too when it is selected, so turning
-Qdrant off falls back to a complete sqlite-vec index).
+Used by recall on the request path (query embedding + KNN, with the fallback chain Qdrant →
+sqlite-vec → keyword, see "Vector tiers" in ``docs/ARCHITECTURE.md``) and by the embedding/reindex
+jobs (memory embedding and the writes to every vector tier: sqlite-vec always, Qdrant too when it is
+selected, so turning Qdrant off falls back to a complete sqlite-vec index).
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ from shared.models import Memory, Scope
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
-from shared.store.vectors import SqliteVecIndex
-from shared.vectors.base import VectorHit, VectorIndex, VectorRecord
+from shared.store.sqlite_vec import SqliteVecIndex
+from shared.vector_index.base import VectorHit, VectorIndex, VectorRecord
+
+#: Rank of a batch of vectors (rows × dimensions).
+MATRIX_NDIM = 2
 
 log = logging.getLogger("mnemogate.engine")
 
@@ -73,9 +76,11 @@ class Engine:
     warm: bool = False
 
     async def warm_up(self) -> None:
-        """Load the embedding model (local models load lazily) with one probe embedding, so the
-        first request does not pay for it; until then the vector leg reports
-        ``embedding_warming_up`` and recall uses the keyword leg. A failure is logged."""
+        """Load the embedding model (local models load lazily) with one probe embedding.
+
+        So the first request does not pay for it; until then the vector leg reports
+        ``embedding_warming_up`` and recall uses the keyword leg. A failure is logged.
+        """
         if self.embedder is None:
             return
         try:
@@ -90,9 +95,11 @@ class Engine:
         return self.embedder is not None
 
     async def prepare(self) -> bool:
-        """Make sure the vector table matches the embedding signature (local sources know their
-        dimension up front). Returns True when the table was rebuilt: the caller should start a
-        reindex. Remote sources with an unknown dimension are prepared at the first embedding.
+        """Make sure the vector table matches the embedding signature.
+
+        (local sources know their dimension up front). Returns True when the table was rebuilt: the
+        caller should start a reindex. Remote sources with an unknown dimension are prepared at the
+        first embedding.
         """
         if self.embedder is None or self.embedder.dim <= 0:
             return False
@@ -112,7 +119,7 @@ class Engine:
     @staticmethod
     def embedder_vectors(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Identity with a shape check: ``(n, dim)`` float32."""
-        if mat.ndim != 2:
+        if mat.ndim != MATRIX_NDIM:
             raise EmbeddingError(
                 "embedding source returned a bad shape", code="embedding_bad_response"
             )
@@ -188,8 +195,10 @@ class Engine:
         return rebuilt
 
     async def delete(self, memory_ids: Sequence[int]) -> None:
-        """Remove the vectors of the rowids ``memory_ids`` from Qdrant (sqlite-vec rows go with
-        the memory row via a trigger). A missing collection holds nothing to delete.
+        """Remove the vectors of the rowids ``memory_ids`` from Qdrant.
+
+        (sqlite-vec rows go with the memory row via a trigger). A missing collection holds nothing
+        to delete.
 
         Raises:
             VectorIndexError: Qdrant failed or timed out (callers retry through a job).
@@ -224,8 +233,10 @@ def build_engine(
     *,
     qdrant_factory: Callable[[Settings], VectorIndex] | None = None,
 ) -> Engine:
-    """Build the engine from settings. A misconfigured embedding source is logged and disables
-    the vector leg (keyword recall keeps working) rather than failing start-up.
+    """Build the engine from settings.
+
+    A misconfigured embedding source is logged and disables the vector leg (keyword recall keeps
+    working) rather than failing start-up.
     """
     cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
     notes: list[str] = []
@@ -257,7 +268,7 @@ def build_engine(
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
         if qdrant_factory is None:
-            from shared.vectors.qdrant import make_qdrant_index
+            from shared.vector_index.qdrant import make_qdrant_index
 
             qdrant = make_qdrant_index(
                 settings.qdrant_url,

@@ -1,4 +1,4 @@
-"""Pure injection: format recalled memories as a block and place it into a chat request.
+r"""Pure injection: format recalled memories as a block and place it into a chat request.
 
 No I/O, no clock. The gateway calls :func:`newest_user_text` for the recall query,
 :func:`format_memory_block` on the memories that survived the budget walk, then :func:`inject`,
@@ -25,17 +25,17 @@ default provider       ``before_last_user``: new ``system`` message inserted at 
                        message before it is the caller's own object, so the serialised prefix is
                        byte-identical between turns (prompt caches stay warm).
                        ``leading_system``: new ``system`` message at index 0 (before the caller's).
-                       ``system_prompt_prefix``: block + ``"\\n\\n"`` prepended to the caller's
+                       ``system_prompt_prefix``: block + ``"\n\n"`` prepended to the caller's
                        first system/developer message (caller text follows intact); a new system
                        message at 0 if there is none.
 rejects_system_role,   No system-role message is ever added.
 hoists_system          ``before_last_user``: new ``user``
                        message at ``L``. Other strategies: the block is prepended to the last user
-                       message (string → ``block + "\\n\\n" + text``; parts → a new leading text
+                       message (string → ``block + "\n\n" + text``; parts → a new leading text
                        part; null → the block).
 system_must_be_first   All strategies: exactly one leading system message. If ``messages[0]`` is
                        the caller's system/developer message, its content becomes caller text +
-                       ``"\\n\\n"`` + block (caller text intact at the start, so the cacheable
+                       ``"\n\n"`` + block (caller text intact at the start, so the cacheable
                        prefix still covers it); otherwise a new system message holding the block
                        is inserted at 0. The caller's other system messages (if any, later in the
                        list) are left where they are: mnemogate never reorders the caller's
@@ -43,7 +43,7 @@ system_must_be_first   All strategies: exactly one leading system message. If ``
 top_level_system       Anthropic-style ``system`` body field; messages are untouched.
                        ``before_last_user``: block appended after the caller's system text (caller
                        prefix kept); ``leading_system`` / ``system_prompt_prefix``: block
-                       prepended. String → joined with ``"\\n\\n"``; list of content blocks → a
+                       prepended. String → joined with ``"\n\n"``; list of content blocks → a
                        new ``{"type": "text", "text": block}`` block; absent → the block.
 =====================  =========================================================================
 
@@ -191,11 +191,11 @@ def _format_date(created_at: float) -> str:
 
 
 def format_memory_block(memories: Sequence[RecalledMemory]) -> str:
-    """Render memories (in the given order) as the injected block; ``""`` when there are none.
+    r"""Render memories (in the given order) as the injected block; ``""`` when there are none.
 
     Shape: ``BLOCK_OPEN``, ``BLOCK_HEADER``, one ``- [YYYY-MM-DD] (category) content`` line per
     memory (category omitted when empty; date is ``created_at`` in UTC, ``unknown date`` if it is
-    not a representable time), ``BLOCK_CLOSE``, joined by ``"\\n"``. Content and category are
+    not a representable time), ``BLOCK_CLOSE``, joined by ``"\n"``. Content and category are
     sanitised (:func:`sanitize_memory_text`; category reduced to ``[a-z0-9_-]``); memories whose
     content is empty after sanitising are skipped. Deterministic: no current time in the output.
     """
@@ -244,7 +244,7 @@ _BLOCK_SPAN_RE = re.compile(
 
 
 def strip_memory_block(text: str) -> str:
-    """Remove every ``<recalled_memories>...</recalled_memories>`` block (and its ``"\n\n"``).
+    r"""Remove every ``<recalled_memories>...</recalled_memories>`` block (and its ``"\n\n"``).
 
     Used so that text mnemogate injected into a user-role message (``rejects_system_role``) is
     never taken for the user's own words, neither as recall query nor as a learning source.
@@ -257,7 +257,7 @@ def strip_memory_block(text: str) -> str:
 
 
 def newest_user_text(messages: Sequence[Any]) -> str:
-    """Recall query text: the LAST ``role == "user"`` message's text.
+    r"""Recall query text: the LAST ``role == "user"`` message's text.
 
     String content as is; array content → its ``text`` parts joined with ``"\n"`` (images and
     other parts ignored); null/other → ``""``; any injected memory block is removed

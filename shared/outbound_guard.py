@@ -163,8 +163,9 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
 
 
 def guarded_transport(resolve: Resolve = system_resolve, **kwargs: Any) -> httpx.AsyncHTTPTransport:
-    """An ``httpx.AsyncHTTPTransport`` (``kwargs`` as for it) whose connections go through a
-    :class:`GuardedNetworkBackend`.
+    """An ``httpx.AsyncHTTPTransport`` whose connections go through a guarded backend.
+
+    ``kwargs`` as for the transport; the backend is a :class:`GuardedNetworkBackend`.
 
     httpx 0.28 does not take a network backend; it is set on the transport's httpcore pool,
     which passes it to every connection it creates (httpcore 1.x ``AsyncConnectionPool``).
@@ -178,14 +179,18 @@ def guarded_transport(resolve: Resolve = system_resolve, **kwargs: Any) -> httpx
 def guarded_http_client(
     *, timeout: httpx.Timeout, resolve: Resolve = system_resolve
 ) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` for calls to configured URLs, guarded at connect time; proxy
-    environment variables are ignored (a proxy would do the resolving instead)."""
+    """An ``httpx.AsyncClient`` for calls to configured URLs, guarded at connect time.
+
+    Proxy environment variables are ignored (a proxy would do the resolving instead).
+    """
     return httpx.AsyncClient(timeout=timeout, transport=guarded_transport(resolve), trust_env=False)
 
 
 class GuardedResolver(AbstractResolver):
-    """aiohttp resolver: ``resolve`` (the system resolver by default), then the policy check on
-    every address (:func:`vetted_addresses`).
+    """An aiohttp resolver that applies the outbound policy.
+
+    ``resolve`` (the system resolver by default), then the policy check on every address
+    (:func:`vetted_addresses`).
 
     aiohttp does not resolve literal addresses; those are checked when the URL is configured
     (:func:`~shared.outbound_policy.validate_outbound_url` or
@@ -198,8 +203,9 @@ class GuardedResolver(AbstractResolver):
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
-        """The vetted addresses of ``host`` in aiohttp's shape, restricted to ``family`` unless
-        it is ``AF_UNSPEC``.
+        """The vetted addresses of ``host`` in aiohttp's shape.
+
+        Restricted to ``family`` unless it is ``AF_UNSPEC``.
 
         Raises:
             OutboundBlocked: the name or a resolved address is blocked, or none is left.
@@ -208,7 +214,7 @@ class GuardedResolver(AbstractResolver):
         results: list[ResolveResult] = []
         for address in await vetted_addresses(host, port, self._resolve):
             ip = ipaddress.ip_address(address.split("%", 1)[0])
-            fam = socket.AF_INET if ip.version == 4 else socket.AF_INET6
+            fam = socket.AF_INET if isinstance(ip, ipaddress.IPv4Address) else socket.AF_INET6
             if family in (socket.AF_UNSPEC, fam):
                 results.append(
                     ResolveResult(

@@ -90,6 +90,8 @@ _EMBEDS_IPV4: tuple[tuple[ipaddress.IPv6Network, str], ...] = tuple(
     )
 )
 _BROADCAST = ipaddress.IPv4Address("255.255.255.255")
+#: Largest TCP port number (RFC 793).
+MAX_PORT = 65535
 _ISATAP_IDS = (0x00005EFE, 0x02005EFE)  # RFC 5214 §6.1 interface identifier, high 32 bits
 
 
@@ -145,8 +147,11 @@ def blocked_reason(ip: IpAddress) -> str | None:
 
 
 def blocked_host_reason(host: str) -> str | None:
-    """Why the host (a name or a literal address, as in a URL, brackets removed) is refused
-    before any resolution, or None. Names are not resolved here."""
+    """Why the host is refused before any resolution, or None.
+
+    ``host`` is a name or a literal address, as in a URL, brackets removed. Names are not
+    resolved here.
+    """
     name = host.strip().rstrip(".").lower()
     if not name:
         return "no host"
@@ -185,7 +190,7 @@ def validate_outbound_url(url: str) -> str:
     host = parts.hostname or ""
     if not host.strip().rstrip("."):
         raise ConfigurationError("endpoint URL has no host")
-    if port is not None and not 0 < port < 65536:
+    if port is not None and not 0 < port <= MAX_PORT:
         raise ConfigurationError("endpoint URL has an invalid port")
     reason = blocked_host_reason(host)
     if reason is not None:
@@ -194,8 +199,10 @@ def validate_outbound_url(url: str) -> str:
 
 
 def check_outbound_settings(settings: object) -> None:
-    """Validate the outbound URLs of a settings object (a runtime-settings validator, so a
-    refused URL is a 400 before it is stored, should a URL field become editable at run time).
+    """Validate the outbound URLs of a settings object.
+
+    A runtime-settings check, so a refused URL is a 400 before it is stored, should a URL field
+    become editable at run time.
 
     ``embedding_base_url`` gets the full :func:`validate_outbound_url`; every other non-empty
     ``*_url`` field except ``redis_url`` (upstream, Qdrant, rerank endpoints) gets the host

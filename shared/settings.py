@@ -25,6 +25,10 @@ from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
+#: Largest memory block, in tokens (also the search-preview budget bound).
+MAX_RECALL_TOKENS = 8000
+#: Most user turns one learn job reads.
+MAX_LEARN_TURNS = 100
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -142,13 +146,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # jobs
     job_max_tries: int = 5
     job_timeout_s: float = 120.0
+    http_timeout_s: float = 30.0
+    http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise ConfigurationError("max_body_bytes must be positive")
-        if not 0 <= self.recall_max_tokens <= 8000:
+        if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
@@ -158,10 +164,12 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("rrf_k must be positive")
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
-        if not 1 <= self.learn_max_turns <= 100:
+        if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
+        if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
+            raise ConfigurationError("http timeouts must be positive")
 
     @property
     def embedded(self) -> bool:
@@ -196,8 +204,10 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
 
 
 def default_provider(settings: Settings) -> ProviderConfig:
-    """The provider built from the ``upstream_*`` settings (name ``default``): the preset of
-    ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with it.
+    """The provider built from the ``upstream_*`` settings (name ``default``).
+
+    The preset of ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with
+    it.
 
     Raises:
         ConfigurationError: unknown ``upstream_kind``.

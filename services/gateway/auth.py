@@ -1,6 +1,6 @@
-"""Authentication of client API keys (Bearer, or ``x-api-key`` on the Messages route) and of
-the admin token.
+"""Authentication of client API keys and of the admin token.
 
+Client keys come as ``Authorization: Bearer <key>``, or ``x-api-key`` on the Messages route.
 Tokens are compared as bytes: the headers are read from the raw ASGI header bytes (HTTP field
 values are octets, RFC 9110 §5.5), so any value a client can send — non-ASCII bytes, obs-text,
 stray control bytes — ends in a 401, never in an exception (a ``str`` holding a non-ASCII
@@ -63,8 +63,10 @@ def _raw_header(request: Request, name: bytes) -> bytes | None:
 
 
 async def authenticate_client(request: Request, store: Store, *, x_api_key: bool = False) -> ApiKey:
-    """The active API key presented by the request: ``Authorization: Bearer <key>``, or with
-    ``x_api_key`` (the Anthropic Messages route) also ``x-api-key: <key>``.
+    """The active API key presented by the request.
+
+    ``Authorization: Bearer <key>``, or with ``x_api_key`` (the Anthropic Messages route) also
+    ``x-api-key: <key>``.
 
     Raises:
         AuthenticationFailed: no key, a key with non-ASCII bytes (no key has one), or an
@@ -85,8 +87,10 @@ async def authenticate_client(request: Request, store: Store, *, x_api_key: bool
 
 
 def is_admin(request: Request, admin_token: str) -> bool:
-    """True when the bearer token equals the configured admin token, compared as bytes in
-    constant time (:func:`hmac.compare_digest` on ``bytes``, which accepts any byte values).
+    """True when the bearer token equals the configured admin token.
+
+    Compared as bytes in constant time (:func:`hmac.compare_digest` on ``bytes``, which accepts
+    any byte values).
 
     The admin token is compared in its UTF-8 encoding. An empty ``admin_token`` disables admin
     access entirely. Never raises.

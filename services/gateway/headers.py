@@ -58,8 +58,10 @@ PRIVATE_PREFIXES = ("x-mnemogate-", "x-omniroute-")
 
 @dataclass(frozen=True)
 class HeaderPolicy:
-    """Extra names (lower case) and name prefixes to strip both ways, from
-    ``Settings.strip_headers`` (comma-separated; ``x-foo-*`` is a prefix)."""
+    """Extra names (lower case) and name prefixes to strip both ways.
+
+    From ``Settings.strip_headers`` (comma-separated; ``x-foo-*`` is a prefix).
+    """
 
     names: frozenset[str] = frozenset()
     prefixes: tuple[str, ...] = ()
@@ -114,9 +116,11 @@ def credentials(provider: ProviderConfig) -> dict[str, str]:
 def upstream_request_headers(
     client: Iterable[tuple[str, str]], provider: ProviderConfig, policy: HeaderPolicy
 ) -> CIMultiDict[str]:
-    """Headers for the upstream request from the client's ``(name, value)`` pairs (duplicates
-    kept), plus ``accept-encoding: identity``, a JSON content type if the client sent none, and
-    the provider's credentials."""
+    """Headers for the upstream request from the client's ``(name, value)`` pairs (duplicates kept).
+
+    Plus ``accept-encoding: identity``, a JSON content type if the client sent none, and the
+    provider's credentials.
+    """
     pairs = list(client)
     listed = _connection_tokens(pairs)
     out: CIMultiDict[str] = CIMultiDict()

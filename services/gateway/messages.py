@@ -1,6 +1,8 @@
-"""``POST /v1/messages``: Anthropic Messages with memory (JSON or SSE), authenticated by
-``x-api-key: <mnemogate key>`` or ``Authorization: Bearer``; errors on this route use
-Anthropic's error shape (:mod:`services.gateway.errors`).
+"""``POST /v1/messages``.
+
+Anthropic Messages with memory (JSON or SSE), authenticated by ``x-api-key: <mnemogate key>`` or
+``Authorization: Bearer``; errors on this route use Anthropic's error shape
+(:mod:`services.gateway.errors`).
 
 The flow is the one of every memory route (:mod:`services.gateway.pipeline`); what is specific
 to this format lives in :mod:`shared.formats.messages`.

@@ -24,7 +24,7 @@ from services.gateway.auth import authenticate_client
 from services.gateway.body import read_body
 from services.gateway.headers import HeaderPolicy, header_policy, upstream_request_headers
 from services.gateway.relay import OnSuccess, Upstream, relay_json, relay_stream
-from services.gateway.state import GatewayState
+from services.gateway.state import GatewayState, state_of
 from services.gateway.switches import Switches, memory_switches, request_scope
 from shared.formats import raw as rawjson
 from shared.formats.base import ParsedRequest, Placement, WireFormat
@@ -64,7 +64,7 @@ async def begin(request: Request, fmt: WireFormat) -> Call:
     Raises:
         AuthenticationFailed, PayloadTooLarge, InvalidRequest: rendered in the route's shape.
     """
-    state: GatewayState = request.app.state.gateway
+    state = state_of(request)
     key = await authenticate_client(request, state.store, x_api_key=fmt.x_api_key)
     raw = await read_body(request, state.settings.max_body_bytes)
     parsed = fmt.parse(raw)
@@ -122,8 +122,11 @@ async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> 
 def after_success(
     call: Call, scope: Scope, switches: Switches, memory_ids: list[int], now: float
 ) -> OnSuccess:
-    """The callback run after a successful exchange: record access, enqueue learning from the
-    user's turns (the assistant text travels as context only)."""
+    """The callback run after a successful exchange.
+
+    Record access, enqueue learning from the user's turns (the assistant text travels as context
+    only).
+    """
     state = call.state
     parsed = call.parsed
 
@@ -152,8 +155,11 @@ def after_success(
 def _upstream(
     call: Call, request: Request, fields: rawjson.Fields, policy: HeaderPolicy
 ) -> Upstream:
-    """The upstream request: the caller's own bytes when nothing changed, else ``fields``
-    encoded (with the ``provider/`` prefix stripped from ``model``)."""
+    """The upstream request.
+
+    The caller's own bytes when nothing changed, else ``fields`` encoded (with the ``provider/``
+    prefix stripped from ``model``).
+    """
     if fields is call.parsed.fields and call.upstream_model == call.parsed.model:
         body = call.parsed.raw
     else:
@@ -184,8 +190,11 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
 
 
 async def serve_plain(request: Request, fmt: WireFormat) -> Response:
-    """Handle one request of a route without memory (embeddings): authenticated pass-through,
-    the body forwarded byte for byte unless the ``provider/`` model prefix is stripped."""
+    """Handle one request of a route without memory (embeddings).
+
+    Authenticated pass-through, the body forwarded byte for byte unless the ``provider/`` model
+    prefix is stripped.
+    """
     call = await begin(request, fmt)
     policy = header_policy(call.state.settings.strip_headers)
     up = _upstream(call, request, call.parsed.fields, policy)

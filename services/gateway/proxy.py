@@ -24,10 +24,13 @@ MAX_CONNECTIONS = 512
 
 
 def upstream_session(settings: Settings) -> aiohttp.ClientSession:
-    """The shared upstream session: pooled keep-alive connections, timeouts from settings
-    (``upstream_timeout_s`` total per request, ``upstream_connect_timeout_s`` to connect), no
-    automatic decompression, no proxy variables from the environment; host names are vetted by
-    the outbound policy when resolved (:class:`shared.outbound_guard.GuardedResolver`)."""
+    """The shared upstream session.
+
+    Pooled keep-alive connections, timeouts from settings (``upstream_timeout_s`` total per request,
+    ``upstream_connect_timeout_s`` to connect), no automatic decompression, no proxy variables from
+    the environment; host names are vetted by the outbound policy when resolved
+    (:class:`shared.outbound_guard.GuardedResolver`).
+    """
     timeout = aiohttp.ClientTimeout(
         total=settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
     )
@@ -71,8 +74,11 @@ def require_format(provider: ProviderConfig, fmt: str) -> None:
 
 @contextlib.asynccontextmanager
 async def upstream_errors(provider: ProviderConfig) -> AsyncIterator[None]:
-    """Map transport failures: timeouts → 504 :class:`UpstreamTimeout`, anything else → 502
-    :class:`UpstreamUnavailable` (HTTP error statuses are not errors here: they are forwarded)."""
+    """Map transport failures.
+
+    Timeouts → 504 :class:`UpstreamTimeout`, anything else → 502 :class:`UpstreamUnavailable` (HTTP
+    error statuses are not errors here: they are forwarded).
+    """
     try:
         yield
     except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
@@ -124,8 +130,10 @@ async def open_stream(
     body: bytes,
     headers: Mapping[str, str],
 ) -> aiohttp.ClientResponse:
-    """POST and return the response with its body unread; the caller must ``release()`` it
-    (normal end) or ``close()`` it (abort, e.g. the client went away).
+    """POST and return the response with its body unread.
+
+    The caller must ``release()`` it (normal end) or ``close()`` it (abort, e.g. the client went
+    away).
 
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure before the status line.

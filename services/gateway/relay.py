@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import aiohttp
 import anyio
@@ -36,8 +37,11 @@ END_MARKERS = (b"[DONE]", b"message_stop", b"response.completed")
 
 
 class ClosingStreamingResponse(StreamingResponse):
-    """A StreamingResponse that always closes its body iterator, even when cancelled by a client
-    disconnect, so the iterator's cleanup (closing the upstream request) runs deterministically."""
+    """A StreamingResponse that always closes its body iterator.
+
+    Even when cancelled by a client disconnect, so the iterator's cleanup (closing the upstream
+    request) runs deterministically.
+    """
 
     async def stream_response(self, send: Send) -> None:
         """Stream the body; on any exit close the iterator under a shielded cancel scope."""
@@ -83,13 +87,53 @@ async def relay_json(
     """POST, read the whole answer and pass it back (status, headers, body unchanged)."""
     reply = await proxy.post(up.session, up.provider, up.path, up.body, up.headers)
     task = None
-    if reply.status < 300 and on_success is not None:
+    if reply.status < HTTPStatus.MULTIPLE_CHOICES and on_success is not None:
         if durable:
             await on_success(fmt.assistant_text(reply.body))
         else:
             task = BackgroundTask(on_success, fmt.assistant_text(reply.body))
     response = Response(reply.body, status_code=reply.status, background=task)
     return _with_headers(response, reply.headers, extra, policy)
+
+
+def _may_end(chunk: bytes) -> bool:
+    """True when ``chunk`` may hold a format's successful end event (:data:`END_MARKERS`)."""
+    return any(marker in chunk for marker in END_MARKERS)
+
+
+class _Recorder:
+    """Runs ``on_success`` once, when a captured stream ended well.
+
+    Well: the format's successful end event arrived, or the upstream ended the stream normally
+    (``ended``) without reporting a failure.
+    """
+
+    def __init__(self, on_success: OnSuccess | None, fmt: WireFormat) -> None:
+        self.on_success = on_success
+        self.fmt = fmt
+        self.done = False
+
+    async def record(self, kept: bytes, *, ended: bool) -> None:
+        """Call ``on_success(assistant text)`` if the exchange ended well and it has not run."""
+        if self.done or self.on_success is None:
+            return
+        outcome = self.fmt.stream_outcome(kept)
+        if outcome.status == "ok" or (ended and outcome.status == "open"):
+            self.done = True
+            await self.on_success(outcome.text)
+
+
+async def _relay_error_status(
+    upstream: aiohttp.ClientResponse, up: Upstream, extra: dict[str, str], policy: HeaderPolicy
+) -> Response:
+    """An error before the first byte: forward it whole (learn nothing)."""
+    try:
+        async with proxy.upstream_errors(up.provider):
+            content = await upstream.read()
+    finally:
+        upstream.release()
+    response = Response(content, status_code=upstream.status)
+    return _with_headers(response, upstream.headers, extra, policy)
 
 
 async def relay_stream(
@@ -103,30 +147,16 @@ async def relay_stream(
 ) -> Response:
     """POST and relay the SSE answer as it arrives (an error status is relayed whole)."""
     upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
-    if upstream.status >= 300:
-        # An error before the first byte: forward it whole, learn nothing.
-        try:
-            async with proxy.upstream_errors(up.provider):
-                content = await upstream.read()
-        finally:
-            upstream.release()
-        response = Response(content, status_code=upstream.status)
-        return _with_headers(response, upstream.headers, extra, policy)
+    if upstream.status >= HTTPStatus.MULTIPLE_CHOICES:
+        return await _relay_error_status(upstream, up, extra, policy)
 
     kept = bytearray()
     ended = False
     at_boundary = True  # the relayed bytes end between two events
-    recorded = False
+    recorder = _Recorder(on_success, fmt)
 
     async def record() -> None:
-        # once, when the exchange ended well (see the module docstring)
-        nonlocal recorded
-        if recorded or on_success is None:
-            return
-        outcome = fmt.stream_outcome(bytes(kept))
-        if outcome.status == "ok" or (ended and outcome.status == "open"):
-            recorded = True
-            await on_success(outcome.text)
+        await recorder.record(bytes(kept), ended=ended)
 
     async def relay() -> AsyncIterator[bytes]:
         nonlocal ended, at_boundary
@@ -135,7 +165,7 @@ async def relay_stream(
                 if len(kept) < SSE_CAPTURE_LIMIT:
                     kept.extend(chunk)
                 at_boundary = chunk.endswith((b"\n\n", b"\r\n\r\n"))
-                if durable and any(m in chunk for m in END_MARKERS):
+                if durable and _may_end(chunk):
                     await record()  # before the end event: clients may stop reading there
                 yield chunk
             ended = True

@@ -56,7 +56,9 @@ def memory_switches(
 
 def request_scope(request: Request, key: ApiKey, body_end_user: str) -> Scope:
     """Owner = the key; end user from ``x-mnemogate-user`` or the body; session from headers.
-    Ids are cut to 256 characters."""
+
+    Ids are cut to 256 characters.
+    """
     end_user = header_value(request, USER_HEADERS) or body_end_user or ""
     session = header_value(request, SESSION_HEADERS)
     return Scope(

@@ -26,8 +26,9 @@ def _digest(text: str) -> bytes:
 
 
 class EmbeddingCache:
-    """Least-recently-used cache with a time-to-live, for one process (not thread-safe; use it
-    from one event loop).
+    """Least-recently-used cache with a time-to-live.
+
+    For one process (not thread-safe; use it from one event loop).
 
     Args:
         max_entries: capacity (≥ 0; 0 stores nothing). Inserting beyond it evicts the least
@@ -93,8 +94,10 @@ class EmbeddingCache:
 
 
 class CachedEmbeddingSource(EmbeddingSource):
-    """``inner`` behind an :class:`EmbeddingCache`: only the texts not cached are embedded, in
-    one ``inner.embed`` call (duplicates within a call are embedded once).
+    """``inner`` behind an :class:`EmbeddingCache`.
+
+    Only the texts not cached are embedded, in one ``inner.embed`` call (duplicates within a call
+    are embedded once).
 
     ``source``, ``model``, ``dim`` and ``signature`` are the inner source's.
     """

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Sequence
+from http import HTTPStatus
 
 import httpx
 import msgspec
@@ -23,12 +24,16 @@ from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors, l2_no
 from shared.errors import ConfigurationError, EmbeddingError
 from shared.outbound_policy import validate_outbound_url
 
+#: Largest TCP port number.
+MAX_PORT = 65535
+
 log = logging.getLogger(__name__)
 
 
 def validate_endpoint_url(url: str) -> str:
-    """Check an embedding (or other upstream) base URL; see
-    :func:`shared.outbound_policy.validate_outbound_url` (same contract, kept under this name).
+    """Check an embedding (or other upstream) base URL.
+
+    See :func:`shared.outbound_policy.validate_outbound_url` (same contract, kept under this name).
 
     Raises:
         ConfigurationError: the URL is malformed or points at a blocked host or address.
@@ -133,11 +138,11 @@ class RemoteEmbeddingSource(EmbeddingSource):
                 f"embedding endpoint unreachable: {type(exc).__name__}",
                 code="embedding_unreachable",
             ) from None
-        if resp.status_code == 429:
+        if resp.status_code == HTTPStatus.TOO_MANY_REQUESTS:
             raise EmbeddingError(
                 "embedding endpoint rate-limited (429)", code="embedding_rate_limited"
             )
-        if not 200 <= resp.status_code < 300:
+        if not resp.is_success:
             raise EmbeddingError(
                 f"embedding endpoint answered HTTP {resp.status_code}", code="embedding_http_error"
             )

@@ -58,16 +58,22 @@ class Placement:
 
 
 class StreamOutcome(msgspec.Struct, frozen=True):
-    """What a captured stream says: the assistant's text and whether the stream reached its
-    successful end (``ok``), reported a failure (``failed``), or neither yet (``open``)."""
+    """What a captured stream says.
+
+    The assistant's text and whether the stream reached its successful end (``ok``), reported a
+    failure (``failed``), or neither yet (``open``).
+    """
 
     text: str
     status: StreamStatus
 
 
 class WireFormat(Protocol):
-    """One client format. ``name`` is what providers list in ``formats``; ``path`` is appended
-    to the provider's ``base_url``; ``x_api_key`` tells whether ``x-api-key`` authenticates."""
+    """One client format.
+
+    ``name`` is what providers list in ``formats``; ``path`` is appended to the provider's
+    ``base_url``; ``x_api_key`` tells whether ``x-api-key`` authenticates.
+    """
 
     @property
     def name(self) -> FormatName:
@@ -89,8 +95,10 @@ class WireFormat(Protocol):
         ...
 
     def place(self, fields: Fields, block: str, placement: Placement) -> Fields | None:
-        """New top-level fields with ``block`` placed, or None when there is nowhere to put
-        it. Never mutates ``fields``."""
+        """New top-level fields with ``block`` placed, or None when there is nowhere to put it.
+
+        Never mutates ``fields``.
+        """
         ...
 
     def assistant_text(self, body: bytes) -> str:
@@ -116,8 +124,11 @@ def openai_error(message: str, type_: str, code: str | None) -> dict[str, Any]:
 
 
 def text_of_parts(content: Any, kinds: tuple[str, ...]) -> str:
-    """Text of a message ``content``: a string as is; a list of parts → the ``text`` of parts
-    whose ``type`` is in ``kinds`` joined with ``"\\n"``; anything else → ``""``."""
+    r"""Text of a message ``content``: a string as is.
+
+    A list of parts → the ``text`` of parts whose ``type`` is in ``kinds`` joined with ``"\n"``;
+    anything else → ``""``.
+    """
     if isinstance(content, str):
         return content
     if not isinstance(content, list):

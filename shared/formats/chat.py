@@ -52,8 +52,10 @@ class _Role(msgspec.Struct, frozen=True):
 def _insert_before_last_user(
     fields: rawjson.Fields, block: str, placement: Placement
 ) -> rawjson.Fields:
-    """The common case of :func:`shared.injection.inject` without decoding the messages: a
-    new message at the last user message's index, every message kept as raw bytes."""
+    """The common case of :func:`shared.injection.inject` without decoding the messages.
+
+    A new message at the last user message's index, every message kept as raw bytes.
+    """
     raws = rawjson.raw_items(fields["messages"])
     roles = msgspec.json.decode(fields["messages"], type=list[_Role])
     at = next((i for i in range(len(roles) - 1, -1, -1) if roles[i].role == "user"), None)
@@ -113,8 +115,10 @@ class ChatFormat:
         return content if isinstance(content, str) else ""
 
     def stream_outcome(self, data: bytes) -> StreamOutcome:
-        """Concatenated ``choices[0].delta.content``; ``ok`` once ``[DONE]`` was seen,
-        ``failed`` when an ``error`` object came in-band."""
+        """Concatenated ``choices[0].delta.content``.
+
+        ``ok`` once ``[DONE]`` was seen, ``failed`` when an ``error`` object came in-band.
+        """
         parts: list[str] = []
         status: StreamStatus = "open"
         for _, payload in iter_events(data):

@@ -94,8 +94,11 @@ def _newest_user_text(messages: list[Message]) -> str:
 
 
 def block_position(content: list[Any]) -> int:
-    """Where the block goes in a content list: after the last ``tool_result`` block and after
-    the last block with ``cache_control``; 0 when there is neither."""
+    """Where the block goes in a content list.
+
+    After the last ``tool_result`` block and after the last block with ``cache_control``; 0 when
+    there is neither.
+    """
     at = 0
     for i, part in enumerate(content):
         if isinstance(part, dict) and (
@@ -118,8 +121,11 @@ class MessagesFormat:
     x_api_key = True
 
     def parse(self, raw: bytes) -> ParsedRequest:
-        """Validate ``raw`` (model; non-empty messages with role user/assistant and string or
-        list content; system/stream/metadata types)."""
+        """Validate ``raw``.
+
+        Checks: the model; non-empty messages with role user/assistant and string or list
+        content; the types of system, stream and metadata.
+        """
         req = rawjson.decode_typed(raw, MessagesRequest)
         return ParsedRequest(
             raw=raw,

@@ -71,9 +71,12 @@ def generic(value: msgspec.Raw) -> Any:
 def keep_unchanged(
     new_items: Sequence[Any], old_items: Sequence[Any], old_raw: Sequence[msgspec.Raw]
 ) -> list[Any]:
-    """``new_items`` with every object that is one of ``old_items`` (same identity) replaced by
-    its raw bytes from ``old_raw`` (same index as in ``old_items``): unchanged items are written
-    back byte for byte, new or changed ones are encoded."""
+    """``new_items`` with unchanged items written back as their original bytes.
+
+    Every object that is one of ``old_items`` (same identity) is replaced by its raw bytes from
+    ``old_raw`` (same index as in ``old_items``): unchanged items are written back byte for byte,
+    new or changed ones are encoded.
+    """
     position = {id(item): i for i, item in enumerate(old_items)}
     out: list[Any] = []
     for item in new_items:

@@ -152,8 +152,11 @@ class ResponsesFormat:
         return StreamOutcome("".join(parts), status)
 
     def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:
-        """An ``error`` event (``type``, ``code``, ``message``, ``param``, ``sequence_number``
-        one past the last relayed event's)."""
+        """An ``error`` event.
+
+        Fields: ``type``, ``code``, ``message``, ``param``, and ``sequence_number`` one past the
+        last relayed event's.
+        """
         last = -1
         for _, event in json_events(sent):
             number = event.get("sequence_number") if isinstance(event, dict) else None

@@ -17,10 +17,10 @@ _encoder = msgspec.json.Encoder()
 
 
 def iter_events(data: bytes) -> Iterator[tuple[str, bytes]]:
-    """The events in ``data`` as ``(event name or "", data payload)``, in order.
+    r"""The events in ``data`` as ``(event name or "", data payload)``, in order.
 
     Events are separated by a blank line; several ``data:`` lines of one event are joined with
-    ``"\\n"``; ``event:`` names the event; comments (``:``) and other fields are ignored. A final
+    ``"\n"``; ``event:`` names the event; comments (``:``) and other fields are ignored. A final
     event without its blank line is still returned (a stream cut short).
     """
     event, lines = "", list[bytes]()

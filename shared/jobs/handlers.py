@@ -128,11 +128,14 @@ async def _decay_relevance(jc: JobContext, payload: msgspec.Struct) -> dict[str,
 
 
 async def _summarize(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
-    """Summarize one owner's old episodic memories; returns the totals plus up to 100 summaries
-    (``items``: owner_id, user_id, session_id, source_ids, content, tokens, summary_id).
+    """Summarize one owner's old episodic memories.
+
+    Returns the totals plus up to 100 summaries (``items``: owner_id, user_id, session_id,
+    source_ids, content, tokens, summary_id).
 
     The originals' vectors leave Qdrant through :func:`~shared.jobs.vector_sync.deletion_hook`;
-    the new summaries are queued for embedding (every vector tier)."""
+    the new summaries are queued for embedding (every vector tier).
+    """
     assert isinstance(payload, SummarizePayload)
     items: list[dict[str, Any]] = []
     summary_ids: list[str] = []
@@ -281,10 +284,12 @@ async def dead_letter(
 
 
 async def run_with_retries(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any] | None:
-    """In-process runner: :func:`execute`, retrying transient failures after :func:`backoff_s`
-    up to ``job_max_tries`` attempts, then :func:`dead_letter`; a permanent failure is
-    dead-lettered at once. Returns the handler's result, or ``None`` when dead-lettered.
-    Counters: ``jobs_ok:<name>``, ``job_retries:<name>``, ``dead_letters``. Never raises.
+    """In-process runner.
+
+    :func:`execute`, retrying transient failures after :func:`backoff_s` up to ``job_max_tries``
+    attempts, then :func:`dead_letter`; a permanent failure is dead-lettered at once. Returns the
+    handler's result, or ``None`` when dead-lettered. Counters: ``jobs_ok:<name>``,
+    ``job_retries:<name>``, ``dead_letters``. Never raises.
     """
     tries = max(1, jc.settings.job_max_tries)
     for attempt in range(1, tries + 1):

@@ -1,5 +1,7 @@
-"""Job names and payloads, declared in one place. Payloads are msgspec structs encoded as
-MessagePack (never pickle); every job takes exactly one encoded payload.
+"""Job names and payloads, declared in one place.
+
+Payloads are msgspec structs encoded as MessagePack (never pickle); every job takes exactly one
+encoded payload.
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ class ReindexPayload(msgspec.Struct, frozen=True, kw_only=True):
 class SummarizePayload(msgspec.Struct, frozen=True, kw_only=True):
     """Summarize one owner's episodic memories older than ``older_than_days`` into summaries.
 
-    ``owner_id`` is required: a summary never merges several tenants (DESIGN §7). ``user_id``
-    None = every end user of the owner (each summarized separately). Job name :data:`SUMMARIZE`;
-    handler wired by the lifecycle work.
+    ``owner_id`` is required: a summary never merges several tenants (see "Lifecycle" in
+    ``docs/ARCHITECTURE.md``). ``user_id`` None = every end user of the owner (each summarized
+    separately). Job name :data:`SUMMARIZE`; handler wired by the lifecycle work.
     """
 
     owner_id: str

@@ -1,7 +1,8 @@
 """Job queues: arq over Redis (with the SQLite outbox as a safety net) or in-process tasks.
 
 Both take the same job names and msgspec payloads and end in the same handler code
-(:mod:`shared.jobs.handlers`), so embedded mode and worker mode behave alike (DESIGN §1, §5).
+(:mod:`shared.jobs.handlers`), so embedded mode and worker mode behave alike (see "Job kinds" in
+``docs/ARCHITECTURE.md``).
 """
 
 from __future__ import annotations
@@ -93,9 +94,9 @@ class JobQueue(Protocol):
 
 
 def job_serializer(job: dict[str, Any]) -> bytes:
-    """arq job envelope → MessagePack (replaces arq's default pickle).
+    """Arq job envelope → MessagePack (replaces arq's default pickle).
 
-    arq serialises a finished job's result record (``arq:result:<id>``, kept ``keep_result``
+    Arq serialises a finished job's result record (``arq:result:<id>``, kept ``keep_result``
     seconds) with this function too; that record repeats the job's arguments, which for a learn
     job are the user's turns. Result records (recognised by their ``s``uccess and ``r``esult
     keys, arq 0.28 ``serialize_result``) are written with empty arguments: the result, its
@@ -114,11 +115,15 @@ def job_deserializer(data: bytes) -> dict[str, Any]:
 
 
 class ArqQueue:
-    """Enqueue to arq; if Redis is unreachable, park the job in ``job_outbox`` for the relay."""
+    """Enqueue to arq; if Redis is unreachable, park the job in ``job_outbox`` for the relay.
 
-    def __init__(self, pool: ArqRedis, outbox: OutboxStore) -> None:
+    ``owns_pool`` False: the pool belongs to someone else (the arq worker) and is not closed here.
+    """
+
+    def __init__(self, pool: ArqRedis, outbox: OutboxStore, *, owns_pool: bool = True) -> None:
         self.pool = pool
         self.outbox = outbox
+        self.owns_pool = owns_pool
         self.scrubber = OutboxScrubber(outbox)
 
     async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
@@ -156,9 +161,10 @@ class ArqQueue:
         return sent
 
     async def close(self) -> None:
-        """Scrub the WAL if relayed payloads wait for it, close the Redis connection pool."""
+        """Scrub the WAL if relayed payloads wait for it; close the pool if this queue owns it."""
         await self.scrubber.close()
-        await self.pool.aclose()
+        if self.owns_pool:
+            await self.pool.aclose()
 
 
 Runner = Callable[[str, bytes], Awaitable[Any]]

@@ -1,5 +1,7 @@
-"""The built-in patterns (PEM keys, JWTs, provider keys, AWS, credentials stated in words, emails,
-phones, SSNs, cards, IBANs) and the scan that runs them; see :mod:`shared.sensitive`.
+"""The built-in patterns and the scan that runs them; see :mod:`shared.sensitive`.
+
+PEM keys, JWTs, provider keys, AWS, credentials stated in words, emails, phones, SSNs, cards,
+IBANs.
 
 Every pattern is linear-time: runs are anchored by look-behinds, repetition is bounded or
 possessive, and numeric candidates are validated in Python (Luhn, mod-97, digit counts).
@@ -73,6 +75,9 @@ _IBAN_RE = re.compile(
 _HAS_DIGIT_RE = re.compile(r"\d")
 
 
+_IBAN_PREFIX = 4  # country code + check digits: a cut there leaves no account number
+
+
 def _iban_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """Longest valid IBAN prefix of a candidate match (drops trailing groups that are words)."""
     start, end = m.span()
@@ -81,7 +86,7 @@ def _iban_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         if iban_valid(cand) and not (end < len(text) and text[end].isalnum()):
             return start, end
         cut = cand.rfind(" ")
-        if cut <= 4:
+        if cut <= _IBAN_PREFIX:
             return None
         cand = cand[:cut]
         end = start + cut

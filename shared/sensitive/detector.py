@@ -1,5 +1,7 @@
-"""The :class:`SensitiveDetector` (built-ins, extra patterns, custom patterns) and its
-placeholders; see :mod:`shared.sensitive` for the list of what it finds."""
+"""The :class:`SensitiveDetector` and its placeholders.
+
+Built-ins, extra patterns and custom patterns; see :mod:`shared.sensitive` for what it finds.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ _MAX_REDACT_PASSES = 4
 
 def _merge(findings: list[Finding]) -> list[Finding]:
     """Sort and merge overlapping spans; a merged span takes the kind of its longest member."""
-    if len(findings) < 2:
+    if len(findings) <= 1:
         return findings
     findings.sort(key=lambda f: (f.start, -f.end))
     out: list[Finding] = []

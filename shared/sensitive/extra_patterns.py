@@ -1,6 +1,6 @@
-"""Extra sensitive-content patterns: provider tokens, credential headers and URL credentials (the
-table
-:class:`shared.sensitive.SensitiveDetector` runs after its built-in patterns).
+"""Extra sensitive-content patterns: provider tokens, credential headers and URL credentials.
+
+The table :class:`shared.sensitive.SensitiveDetector` runs after its built-in patterns.
 
 Each :class:`Pattern` has a kind (a key of ``shared.sensitive.PLACEHOLDERS``), a compiled
 expression, the group that is the finding (0 = the whole match) and an optional validator of that
@@ -28,9 +28,11 @@ _E = r"(?![A-Za-z0-9_-])"  # token end
 
 @dataclass(frozen=True)
 class Pattern:
-    """One detector: ``regex`` finds candidates, ``group`` is the span reported as ``kind``,
-    ``ok`` (optional) must accept that span's text, and ``hint`` (lower-case substrings; empty
-    = always) must occur in the lower-cased text for the regex to run at all (a cheap filter).
+    """One detector of the table.
+
+    ``regex`` finds candidates, ``group`` is the span reported as ``kind``, ``ok`` (optional)
+    must accept that span's text, and ``hint`` (lower-case substrings; empty = always) must
+    occur in the lower-cased text for the regex to run at all (a cheap filter).
     """
 
     kind: str

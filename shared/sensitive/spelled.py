@@ -1,5 +1,7 @@
-"""Emails and phone numbers spelled out to dodge filters: ``jane dot doe at example dot com``,
-``jane [at] example [dot] org``, ``four one five five five five zero one zero zero``.
+"""Emails and phone numbers spelled out to dodge filters.
+
+For example ``jane dot doe at example dot com``, ``jane [at] example [dot] org``, ``four one
+five five five five zero one zero zero``.
 
 Both scans start from a cheap anchor (the ``at`` token; a digit word) and match around it, so
 ordinary prose — where "at" and "one" are everywhere — costs one linear search per anchor kind
@@ -56,8 +58,11 @@ _PROSE_DOMAIN = frozenset(
 
 
 def _at_tokens(text: str, lowered: str) -> list[tuple[int, int]]:
-    """Spans ``(end of the local part, start of the domain)`` around each ``at`` token: `` at ``
-    between spaces, or ``(at)``/``[at]``/``{at}``/``<at>`` with optional spaces around."""
+    """Spans ``(end of the local part, start of the domain)`` around each ``at`` token.
+
+    The token is ``at`` between spaces, or ``(at)``/``[at]``/``{at}``/``<at>`` with optional
+    spaces around.
+    """
     out: list[tuple[int, int]] = []
     i = lowered.find("at", 1)
     n = len(text)
@@ -123,8 +128,11 @@ _STRIP = ",.()+-"
 
 
 def _may_hold_phone(lowered: str) -> bool:
-    """Cheap pre-check on whitespace-split words: some run of digit words and numbers holds at
-    least :data:`_MIN_WORDS` words and :data:`_MIN_DIGITS` digits (over-approximates)."""
+    """Cheap pre-check on whitespace-split words (over-approximates).
+
+    True when some run of digit words and numbers holds at least :data:`_MIN_WORDS` words and
+    :data:`_MIN_DIGITS` digits.
+    """
     words = digits = 0
     for raw in lowered.split():
         token = raw.strip(_STRIP)
@@ -152,8 +160,10 @@ def _spelled_phones(text: str, found: list[Finding]) -> None:
 
 
 def scan_spelled(text: str, found: list[Finding]) -> None:
-    """Append spelled-out emails and phone numbers in ``text`` to ``found`` (kinds ``email``
-    and ``phone``). Never raises."""
+    """Append spelled-out emails and phone numbers in ``text`` to ``found``.
+
+    Kinds ``email`` and ``phone``. Never raises.
+    """
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters lower-case to two: keep offsets exact
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)

@@ -25,8 +25,11 @@ def hash_secret(secret: str) -> str:
 
 
 class ApiKeyStore:
-    """Async access to ``api_keys``: writes on ``conn``, lookups on ``reader`` (default ``conn``)
-    so that authentication on the request path never queues behind background writes."""
+    """Async access to ``api_keys``.
+
+    Writes on ``conn``, lookups on ``reader`` (default ``conn``) so that authentication on the
+    request path never queues behind background writes.
+    """
 
     def __init__(self, conn: aiosqlite.Connection, reader: aiosqlite.Connection | None = None):
         self.conn = conn

@@ -1,8 +1,8 @@
 """SQLite connection: aiosqlite over the ``sqlean.py`` driver with sqlite-vec loaded, WAL mode.
 
-The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (DESIGN §6). Its
-exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.StoreError` by
-:func:`store_errors`.
+The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (see "Measured facts
+about dependencies" in ``docs/ARCHITECTURE.md``). Its exceptions are ``sqlean.Error`` subclasses,
+mapped to :class:`shared.errors.StoreError` by :func:`store_errors`.
 """
 
 from __future__ import annotations
@@ -168,8 +168,11 @@ def _lock_of(conn: aiosqlite.Connection) -> asyncio.Lock:
 
 @contextlib.asynccontextmanager
 async def outside_transactions(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
-    """Hold ``conn``'s transaction lock without opening a transaction, for statements that must
-    not run inside one (``PRAGMA wal_checkpoint``). Not re-entrant, like :func:`transaction`."""
+    """Hold ``conn``'s transaction lock without opening a transaction.
+
+    For statements that must not run inside one (``PRAGMA wal_checkpoint``). Not re-entrant,
+    like :func:`transaction`.
+    """
     async with _lock_of(conn):
         yield conn
 

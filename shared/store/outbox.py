@@ -47,8 +47,10 @@ class OutboxStore:
                 )
 
     async def take(self, limit: int = 100, *, after_id: int = 0) -> list[OutboxJob]:
-        """The oldest ``limit`` parked jobs with a row id above ``after_id`` (they stay parked
-        until :meth:`remove`)."""
+        """The oldest ``limit`` parked jobs with a row id above ``after_id``.
+
+        (they stay parked until :meth:`remove`).
+        """
         with store_errors("reading the job outbox"):
             async with self.conn.execute(
                 "SELECT id, job_name, job_id, payload, attempts FROM job_outbox "
@@ -94,8 +96,10 @@ class OutboxStore:
         return int(row[0]) if row else 0
 
     async def scrub(self) -> bool:
-        """Checkpoint the WAL into the database file and truncate it to zero bytes, so deleted
-        payloads survive neither in old WAL frames nor (with ``secure_delete``) in the file.
+        """Checkpoint the WAL into the database file and truncate it to zero bytes.
+
+        Deleted payloads then survive neither in old WAL frames nor (with ``secure_delete``) in
+        the file.
 
         Returns True when the checkpoint completed; False when a reader still used an old
         snapshot (SQLite answered busy): the caller tries again later.

@@ -31,7 +31,7 @@ def _sql(db: str, query: str) -> list[tuple[Any, ...]]:
         conn.close()
 
 
-def _wait(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def _wait(predicate, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -83,7 +83,10 @@ def test_sigkill_after_a_burst_loses_no_acknowledged_exchange(
         return proc
 
     def chat(i: int) -> int | None:
-        body = {"model": "m", "messages": [{"role": "user", "content": f"I prefer Zeta{i:02d}"}]}
+        body: dict[str, Any] = {
+            "model": "m",
+            "messages": [{"role": "user", "content": f"I prefer Zeta{i:02d}"}],
+        }
         if i % 5 == 4:
             body["stream"] = True
         try:

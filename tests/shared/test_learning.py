@@ -18,13 +18,17 @@ import pytest
 import sqlean
 from msgspec.structs import replace
 
+from shared.engine import build_engine
 from shared.extraction import EXTRACTION_PROMPT, ExtractedFact
-from shared.jobs.context import JobContext, build_detector
+from shared.jobs.context import JobContext
 from shared.jobs.handlers import dead_letter, run_with_retries
 from shared.jobs.payloads import LEARN, LearnPayload, encode_payload
 from shared.learning import LearnResult, is_grounded, learn, sanitise_fact
 from shared.models import Memory
-from shared.settings import load_providers, load_settings
+from shared.retrieval import retention_of
+from shared.runtime import assemble_job_context, in_process_queue
+from shared.runtime_settings import RuntimeSettings
+from shared.settings import load_settings
 from shared.store import Store
 
 EMAIL = "jane.doe@example.com"
@@ -40,18 +44,17 @@ async def make_jc(tmp_path, upstream):
             {}, upstream_base_url=upstream.base_url, upstream_api_key="sk-up", **overrides
         )
         store = await Store.open(settings.db_path)
-        jc = JobContext(
-            settings=settings,
-            store=store,
-            http=httpx.AsyncClient(timeout=10),
-            detector=build_detector(settings.sensitive_custom_patterns),
-            providers=load_providers(settings, {}),
-        )
+        http = httpx.AsyncClient(timeout=10)
+        no_vectors = replace(settings, embedding_source="none")  # learning only, no embed jobs
+        engine = build_engine(no_vectors, store, http, retention_of(settings))
+        live = RuntimeSettings(settings, store.settings)
+        jc = await assemble_job_context(live, store, http, engine, in_process_queue)
         made.append(jc)
         return jc
 
     yield make
     for jc in made:
+        await jc.queue.close()
         await jc.http.aclose()
         await jc.store.close()
 

@@ -126,7 +126,7 @@ def test_address_table(address: str, blocked: bool) -> None:
     assert (blocked_reason(ipaddress.ip_address(address)) is not None) is blocked
 
 
-def _resolver(table: dict[str, list[str]]):  # type: ignore[no-untyped-def]
+def _resolver(table: dict[str, list[str]]):
     """A DNS stand-in: the guard's resolver is a parameter (this machine has no DNS)."""
 
     async def resolve(host: str, port: int) -> list[str]:

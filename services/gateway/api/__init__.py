@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-import services.gateway.api.engine as engine
-import services.gateway.api.memories as memories
-import services.gateway.api.openapi as openapi
-import services.gateway.api.settings as settings
+from services.gateway.api import engine, memories, openapi, settings
 
 API_ROUTES: list[Route] = [
     Route("/api/openapi.json", openapi.openapi_json, methods=["GET"]),

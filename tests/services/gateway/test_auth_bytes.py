@@ -76,7 +76,7 @@ def _check(gw: GatewayHarness, method: str, path: str, header: bytes) -> None:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, upstream_server) -> Iterator[GatewayHarness]:  # type: ignore[no-untyped-def]
+def live(tmp_path_factory: pytest.TempPathFactory, upstream_server) -> Iterator[GatewayHarness]:
     gw = GatewayHarness(
         {
             "db_path": str(tmp_path_factory.mktemp("auth") / "auth.db"),

@@ -4,6 +4,8 @@ bytes is a 401."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import openai
 import pytest
@@ -191,7 +193,7 @@ def test_hoisting_provider_gets_the_block_in_a_user_message(formats_gateway, ups
         model="local/llama3", messages=[{"role": "user", "content": "I work at a bakery"}]
     )
     gw.wait_for_memories(lambda ms: any("bakery" in m.content for m in ms), key_id)
-    history = [
+    history: list[Any] = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Where do I work?"},
     ]

@@ -29,7 +29,7 @@ async def _call(client: Client, tool: str, args: dict[str, Any]) -> tuple[bool, 
 
 
 @pytest.fixture
-def gw(gateway_factory) -> GatewayHarness:  # type: ignore[no-untyped-def]
+def gw(gateway_factory) -> GatewayHarness:
     return gateway_factory()
 
 

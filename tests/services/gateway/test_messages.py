@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+from typing import Any, cast
 
 import anthropic
 import httpx
@@ -16,6 +17,11 @@ from tests.services.gateway.conftest import anthropic_client, openai_client
 
 MODEL = "claude/claude-test"
 SYSTEM = [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
+
+
+def error_body(exc: anthropic.APIStatusError) -> dict[str, Any]:
+    """The decoded JSON error body of ``exc``."""
+    return cast(dict[str, Any], exc.body)
 
 
 def last_call(upstream, path="/v1/messages"):
@@ -44,8 +50,8 @@ def test_x_api_key_and_bearer_authenticate_and_the_provider_key_replaces_them(
     assert ask(bearer, "hi").content[0].text == "Hello"
     with pytest.raises(anthropic.AuthenticationError) as info:
         ask(anthropic_client(gw, "mg-wrong"), "hi")
-    assert info.value.body["type"] == "error"
-    assert info.value.body["error"]["type"] == "authentication_error"
+    assert error_body(info.value)["type"] == "error"
+    assert error_body(info.value)["error"]["type"] == "authentication_error"
 
 
 def test_anthropic_headers_reach_upstream_and_upstream_headers_come_back(formats_gateway, upstream):
@@ -103,7 +109,7 @@ def test_c2_memory_after_the_cached_prefix_system_unchanged_and_learned(
         {"role": "assistant", "content": "Noted."},
         {"role": "user", "content": "Where do I work?"},
     ]
-    kwargs = dict(model=MODEL, max_tokens=64, system=SYSTEM, messages=history)
+    kwargs: dict[str, Any] = dict(model=MODEL, max_tokens=64, system=SYSTEM, messages=history)
     if mode == "create":
         text = client.messages.create(**kwargs).content[0].text
     elif mode == "stream_true":
@@ -185,8 +191,8 @@ def test_default_provider_does_not_speak_messages(formats_gateway, upstream):
         anthropic_client(gw, secret).messages.create(
             model="plain-model", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
         )
-    assert info.value.body["error"]["type"] == "invalid_request_error"
-    assert "does not accept the 'messages' format" in info.value.body["error"]["message"]
+    assert error_body(info.value)["error"]["type"] == "invalid_request_error"
+    assert "does not accept the 'messages' format" in error_body(info.value)["error"]["message"]
     assert upstream.calls == []
 
 
@@ -221,7 +227,7 @@ def test_upstream_4xx_pass_through(formats_gateway, upstream, status, error):
         ask(anthropic_client(gw, secret), "hello")
     assert info.value.status_code == status
     assert info.value.response.headers["retry-after"] == "11"
-    assert info.value.body["error"]["message"] == "Overloaded"
+    assert error_body(info.value)["error"]["message"] == "Overloaded"
 
 
 def test_s3_disconnect_cancels_upstream(formats_gateway, upstream):
@@ -260,6 +266,6 @@ def test_mid_stream_failure_is_an_anthropic_error_event(formats_gateway, upstrea
     # the stream outlives the 2 s upstream timeout: an in-band Anthropic error event
     with pytest.raises(anthropic.APIStatusError) as info:
         list(ask(anthropic_client(gw, secret), "My name is Timothy", stream=True))
-    assert info.value.body["error"]["type"] == "api_error"
-    assert "timed out" in info.value.body["error"]["message"]
+    assert error_body(info.value)["error"]["type"] == "api_error"
+    assert "timed out" in error_body(info.value)["error"]["message"]
     assert not any("Timothy" in m.content for m in gw.memories(key_id))

@@ -1,4 +1,4 @@
-"""Recall through the real HTTP path: CASES R1-R9 (keyword tier), strategies, provider quirks,
+"""Recall through the real HTTP path: the keyword tier, strategies, provider quirks,
 time budget and degradation."""
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+from typing import Any, cast
 
 import httpx
 import openai
@@ -35,7 +36,9 @@ def test_c1_memory_learned_on_chat_is_an_input_item_and_instructions_stay(
     client = openai_client(gw, secret)
     teach_through_chat(gw, client, "I work at a bakery", key_id, "bakery")
     upstream.reply_text = "You work at a bakery"
-    kwargs = dict(model="gpt-test", instructions="Answer in one line.", input="Where do I work?")
+    kwargs: dict[str, Any] = dict(
+        model="gpt-test", instructions="Answer in one line.", input="Where do I work?"
+    )
     if stream:
         events = list(client.responses.create(stream=True, **kwargs))
         text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
@@ -138,7 +141,7 @@ def test_s1_stream_error_status_is_passed_through_and_nothing_learned(formats_ga
         )
     assert info.value.status_code == 500
     assert info.value.response.headers["x-request-id"] == "req_up_1"
-    assert info.value.body["code"] == "boom"
+    assert cast(dict[str, Any], info.value.body)["code"] == "boom"
     upstream.fail_status = None
     openai_client(gw, secret).responses.create(model="m", input="I prefer Rust")
     items = gw.wait_for_memories(lambda ms: any("Rust" in m.content for m in ms), key_id)

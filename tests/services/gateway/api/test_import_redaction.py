@@ -8,7 +8,7 @@ import json
 SECRET = "ghp_" + "Zq7" * 12
 
 
-def test_admin_import_redacts_unless_verbatim(api) -> None:  # type: ignore[no-untyped-def]
+def test_admin_import_redacts_unless_verbatim(api) -> None:
     row = {
         "id": "mem_imp1",
         "owner_id": api.a.key_id,

@@ -7,7 +7,7 @@ from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, Api, client
 
 
-def add(http, content: str, **fields: object) -> dict:  # type: ignore[no-untyped-def]
+def add(http, content: str, **fields: object) -> dict:
     r = http.post("/api/memory", json={"content": content, **fields})
     assert r.status_code in (200, 201), r.text
     return r.json()
@@ -86,7 +86,7 @@ def test_bulk_delete_with_dry_run(api: Api) -> None:
     assert r.json()["matched"] == 2
 
 
-def _is_error(r, status: int) -> bool:  # type: ignore[no-untyped-def]
+def _is_error(r, status: int) -> bool:
     return r.status_code == status and set(r.json()["error"]) == {"message", "type", "code"}
 
 
@@ -223,7 +223,7 @@ def test_auth_rules(api: Api) -> None:
     assert api.anonymous.get("/api/settings").status_code == 401
 
 
-def test_no_admin_token_means_admin_off(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+def test_no_admin_token_means_admin_off(gateway_factory) -> None:
     gw: GatewayHarness = gateway_factory()
     _, secret = gw.create_key("a")
     for token in ("", ADMIN_TOKEN):

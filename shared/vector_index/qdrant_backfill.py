@@ -1,4 +1,4 @@
-"""Backfill: copy existing memories' vectors into a new or recreated Qdrant collection (issue 6).
+"""Backfill: copy existing memories' vectors into a new or recreated Qdrant collection.
 
 The store side (the caller) supplies the records as an async iterator of batches, in ascending
 ``memory_id`` order, starting after a resume cursor. :func:`backfill` re-chunks them into
@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import msgspec
 
-from shared.vectors.base import VectorIndex, VectorRecord
+from shared.vector_index.base import VectorIndex, VectorRecord
 
 
 class BackfillProgress(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,51 +63,74 @@ async def backfill(
     """
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
-    started = time.monotonic()
-    cursor = after_id
-    seen = after_id
-    copied = 0
-    skipped = 0
-    pending: list[VectorRecord] = []
+    copier = _Copier(index, after_id, batch_size, progress)
+    async for batch in records_source:
+        for record in batch:
+            await copier.add(record)
+    while copier.pending:
+        await copier.flush()
+    await copier.report()
+    return copier.cursor
 
-    async def report() -> None:
-        if progress is None:
+
+class _Copier:
+    """The state of one backfill run: resume cursor, counts, records waiting for an upsert."""
+
+    def __init__(
+        self,
+        index: VectorIndex,
+        after_id: int,
+        batch_size: int,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.index = index
+        self.after_id = after_id
+        self.batch_size = batch_size
+        self.progress = progress
+        self.started = time.monotonic()
+        self.cursor = self.seen = after_id
+        self.copied = self.skipped = 0
+        self.pending: list[VectorRecord] = []
+
+    async def add(self, record: VectorRecord) -> None:
+        """Queue ``record`` (skipped at or below the resume cursor); upsert a full batch.
+
+        Raises:
+            ValueError: ``record`` is not after the previous one (``memory_id`` order).
+        """
+        if record.memory_id <= self.after_id:
+            self.skipped += 1
             return
-        result = progress(
+        if record.memory_id <= self.seen:
+            raise ValueError(
+                f"backfill source is not in ascending memory_id order "
+                f"({record.memory_id} after {self.seen})"
+            )
+        self.seen = record.memory_id
+        self.pending.append(record)
+        if len(self.pending) >= self.batch_size:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Upsert up to ``batch_size`` waiting records, move the cursor, report progress."""
+        chunk = self.pending[: self.batch_size]
+        await self.index.upsert(chunk)
+        del self.pending[: len(chunk)]
+        self.copied += len(chunk)
+        self.cursor = chunk[-1].memory_id
+        await self.report()
+
+    async def report(self) -> None:
+        """Call the progress callback (sync or async), if any."""
+        if self.progress is None:
+            return
+        result = self.progress(
             BackfillProgress(
-                copied=copied,
-                skipped=skipped,
-                last_id=cursor,
-                elapsed_s=time.monotonic() - started,
+                copied=self.copied,
+                skipped=self.skipped,
+                last_id=self.cursor,
+                elapsed_s=time.monotonic() - self.started,
             )
         )
         if inspect.isawaitable(result):
             await result
-
-    async def flush() -> None:
-        nonlocal cursor, copied
-        chunk = pending[:batch_size]
-        await index.upsert(chunk)
-        del pending[: len(chunk)]
-        copied += len(chunk)
-        cursor = chunk[-1].memory_id
-        await report()
-
-    async for batch in records_source:
-        for record in batch:
-            if record.memory_id <= after_id:
-                skipped += 1
-                continue
-            if record.memory_id <= seen:
-                raise ValueError(
-                    f"backfill source is not in ascending memory_id order "
-                    f"({record.memory_id} after {seen})"
-                )
-            seen = record.memory_id
-            pending.append(record)
-            if len(pending) >= batch_size:
-                await flush()
-    while pending:
-        await flush()
-    await report()
-    return cursor

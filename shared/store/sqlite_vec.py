@@ -1,17 +1,18 @@
 """The sqlite-vec vector tier: a ``vec0`` table partitioned by owner, in the store's database.
 
 ``vec_memories(memory_id INTEGER PRIMARY KEY, owner_id TEXT PARTITION KEY, embedding float[D] |
-int8[D] distance_metric=cosine)``. The owner partition key makes tenant-filtered KNN ~10x faster
-and means a KNN can never return, or be crowded out by, another tenant's rows (DESIGN §6, §7).
-End-user, session, expiry and retention filters are applied to the KNN candidates by the store's
-shared visibility filter (:meth:`MemoryStore.filter_visible`), with oversampling.
+int8[D] distance_metric=cosine)``. The owner partition key makes tenant-filtered KNN ~10x faster and
+means a KNN can never return, or be crowded out by, another tenant's rows (see "Tenancy and access"
+in ``docs/ARCHITECTURE.md``). End-user, session, expiry and retention filters are applied to the KNN
+candidates by the store's shared visibility filter (:meth:`MemoryStore.filter_visible`), with
+oversampling.
 
 The table is created when the embedding dimension is known; ``memory_vec_meta`` records its
 dimension and embedding signature (``source:model:dim[:int8]``). A different signature drops and
 recreates the table and marks every memory for re-embedding. A trigger deletes a memory's vector
 with the memory, whatever path deletes it.
 
-int8: one global scale (``max |x|`` of the first batch, DESIGN §6 / shared.vectors.quantize);
+int8: one global scale (``max |x|`` of the first batch, see :mod:`shared.vector_index.quantize`);
 with the cosine metric a uniform scale does not change the ranking, it only sets the resolution.
 """
 
@@ -30,7 +31,10 @@ from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
 from shared.store.connection import store_errors, transaction
 from shared.store.memories import MemoryStore, Retention, visibility_sql
-from shared.vectors.base import VectorHit, VectorRecord
+from shared.vector_index.base import VectorHit, VectorRecord
+
+#: Vectors with a smaller L2 norm have no direction (cosine undefined) and are not stored.
+MIN_NORM = 1e-6
 
 TABLE = "vec_memories"
 OVERSAMPLE = 3
@@ -65,7 +69,7 @@ class VecMeta:
 
 
 class SqliteVecIndex:
-    """:class:`shared.vectors.base.VectorIndex` over sqlite-vec in the store database.
+    """:class:`shared.vector_index.base.VectorIndex` over sqlite-vec in the store database.
 
     ``writer``: the store's writer connection (DDL and upserts); ``memories``: a reader-side
     :class:`MemoryStore` for the visibility filter; ``quantization``: ``float32`` or ``int8``.
@@ -92,8 +96,11 @@ class SqliteVecIndex:
 
     # ---- metadata --------------------------------------------------------------------------
     async def meta(self, *, refresh: bool = False) -> VecMeta | None:
-        """The current table metadata, cached for :data:`META_TTL_S` seconds (another process
-        may rebuild the table); ``refresh`` re-reads it now."""
+        """The current table metadata.
+
+        Cached for :data:`META_TTL_S` seconds (another process may rebuild the table); ``refresh``
+        re-reads it now.
+        """
         fresh = time.monotonic() - self._meta_read_at < META_TTL_S
         if self._meta is not None and fresh and not refresh:
             return self._meta
@@ -201,7 +208,7 @@ class SqliteVecIndex:
         mat = np.asarray([r.vector for r in records], dtype=np.float32)
         # A zero vector (a text with no known word piece) has no direction: cosine distance to
         # it is NULL. Such memories get no vector (an older one is removed); keyword finds them.
-        usable = np.linalg.norm(mat, axis=1) > 1e-6
+        usable = np.linalg.norm(mat, axis=1) > MIN_NORM
         if not usable.all():
             await self.delete(
                 [r.memory_id for r, ok in zip(records, usable, strict=True) if not ok]
@@ -250,7 +257,7 @@ class SqliteVecIndex:
         meta = await self.meta()
         if meta is None:
             raise VectorIndexError("no vector table yet", code="vector_index_missing")
-        if float(np.linalg.norm(vector)) <= 1e-6:
+        if float(np.linalg.norm(vector)) <= MIN_NORM:
             return []  # a query with no known word piece has no neighbours
         blob = self._encode(vector, meta.int8_scale)
         owners = [scope.owner_id]

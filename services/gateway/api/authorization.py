@@ -1,8 +1,8 @@
 """Who is calling the management API: the admin token or a client key (:class:`Principal`).
 
-Rules (DESIGN §2, issue "Management"): the admin token (``MNEMOGATE_ADMIN_TOKEN``) is checked
-first; with no admin token configured admin access is off (a non-key bearer is 401). Any other
-bearer must be an active client API key (else 401).
+Rules (see "Tenancy and access" in ``docs/ARCHITECTURE.md``): the admin token
+(``MNEMOGATE_ADMIN_TOKEN``) is checked first; with no admin token configured admin access is off (a
+non-key bearer is 401). Any other bearer must be an active client API key (else 401).
 """
 
 from __future__ import annotations
@@ -10,15 +10,9 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from services.gateway.auth import authenticate_client, is_admin
-from services.gateway.state import GatewayState
+from services.gateway.state import state_of
+from shared.access_policy import Principal
 from shared.errors import AuthenticationFailed, PermissionDenied
-from shared.management import Principal
-
-
-def state_of(request: Request) -> GatewayState:
-    """The typed gateway state built by the lifespan."""
-    state: GatewayState = request.app.state.gateway
-    return state
 
 
 async def principal_of(request: Request) -> Principal:

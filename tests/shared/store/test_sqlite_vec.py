@@ -11,8 +11,8 @@ from shared.errors import VectorIndexError
 from shared.fts_query import index_text
 from shared.models import NewMemory, Scope
 from shared.store import Store
-from shared.store.vectors import SqliteVecIndex
-from shared.vectors.base import VectorRecord
+from shared.store.sqlite_vec import SqliteVecIndex
+from shared.vector_index.base import VectorRecord
 
 DIM = 8
 

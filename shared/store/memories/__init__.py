@@ -1,9 +1,15 @@
 """Memory rows: upsert, read, list, delete, keyword (FTS5/BM25) search, access recording.
 
-All SQL touching ``memories`` and ``memory_fts`` lives here. Every read path applies the same
-visibility filter (:func:`visibility_sql`): owner and end-user scope, session scope, global
-memories, expiry and the retention window of typed decay (DESIGN §4: "every tier applies the same
-filters").
+The ``shared.store.memories`` package holds all SQL that writes the ``memories`` table and its
+FTS5 index ``memory_fts``: this module (the request path's reads and the learning writes),
+:mod:`shared.store.memories.admin` (operator listing, edits, bulk delete, export/import, stats)
+and :mod:`shared.store.memories.lifecycle` (sweep, eviction, decay, summaries). The sqlite-vec
+tier (:mod:`shared.store.sqlite_vec`) joins ``memories`` in its KNN query and flags every row for
+re-embedding when it rebuilds its table, inside its own transaction.
+
+Every read path applies the same visibility filter (:func:`visibility_sql`): owner and end-user
+scope, session scope, global memories, expiry and the retention window of typed decay; every
+tier applies the same filters (see "Data model" in ``docs/ARCHITECTURE.md``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ class Retention(msgspec.Struct, frozen=True, kw_only=True):
 
     ``ttl_s`` maps a memory type to its TTL in seconds (absent or <= 0 → immune). A memory
     accessed at least ``access_immunity`` times is immune. Deadline = (last access, else
-    creation) + TTL (issue "Memory lifecycle").
+    creation) + TTL (see "Data model" in ``docs/ARCHITECTURE.md``).
     """
 
     ttl_s: dict[str, float] = msgspec.field(default_factory=dict)
@@ -321,8 +327,9 @@ class MemoryStore:
     async def any_visible(
         self, scope: Scope, now: float, retention: Retention | None = None
     ) -> bool:
-        """True when at least one memory is visible to ``scope`` at ``now`` (unix seconds), by
-        the same rule as recall (:func:`visibility_sql`). One indexed ``EXISTS`` query.
+        """True when at least one memory is visible to ``scope`` at ``now`` (unix seconds).
+
+        By the same rule as recall (:func:`visibility_sql`). One indexed ``EXISTS`` query.
 
         Raises:
             StoreError: the database failed.
@@ -337,8 +344,10 @@ class MemoryStore:
         return bool(rows and rows[0][0])
 
     async def record_access(self, ids: Sequence[int], now: float) -> None:
-        """Count one injection per occurrence of each rowid in ``ids`` (a rowid listed twice
-        counts twice); touches only counters, never the FTS index."""
+        """Count one injection per occurrence of each rowid in ``ids``.
+
+        (a rowid listed twice counts twice); touches only counters, never the FTS index.
+        """
         if not ids:
             return
         counts = Counter(ids)
@@ -384,8 +393,11 @@ class MemoryStore:
         return int(row[0]) if row else 0
 
     async def mark_indexed(self, done: Sequence[tuple[int, float]]) -> None:
-        """Clear ``needs_reindex`` for ``(rowid, updated_at)`` pairs whose row did not change
-        since it was read (a concurrent content update keeps its flag)."""
+        """Clear ``needs_reindex`` for ``(rowid, updated_at)`` pairs.
+
+        Only rows that did not change since they were read are cleared (a concurrent content
+        update keeps its flag).
+        """
         if not done:
             return
         with store_errors("marking memories embedded"):
@@ -410,9 +422,11 @@ class MemoryStore:
         return int(changed)
 
     async def term_doc_counts(self, quoted_terms: Sequence[str], cap: int) -> Sequence[int]:
-        """Documents matching each FTS5 term (already quoted), counted up to ``cap``, in one
-        round trip; cost is bounded by ``cap`` postings per term. Counts are cached per term for
-        :data:`TERM_DF_TTL_S` seconds (a term's frequency class changes slowly)."""
+        """Documents matching each FTS5 term (already quoted), counted up to ``cap``.
+
+        In one round trip; cost is bounded by ``cap`` postings per term. Counts are cached per term
+        for :data:`TERM_DF_TTL_S` seconds (a term's frequency class changes slowly).
+        """
         now = time.monotonic()
         counts: list[int | None] = []
         for term in quoted_terms:
@@ -439,8 +453,11 @@ class MemoryStore:
         return [int(c or 0) for c in counts]
 
     async def delete_keys(self, owner_id: str, user_id: str, keys: Sequence[str]) -> Sequence[int]:
-        """Delete the memories of (``owner_id``, ``user_id``) with these upsert keys in one
-        transaction (FTS5 and sqlite-vec rows go via triggers); returns the deleted rowids."""
+        """Delete the memories of.
+
+        (``owner_id``, ``user_id``) with these upsert keys in one transaction (FTS5 and sqlite-vec
+        rows go via triggers); returns the deleted rowids.
+        """
         if not keys:
             return []
         marks = ",".join("?" * len(keys))

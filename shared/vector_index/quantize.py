@@ -3,7 +3,7 @@
 sqlite-vec's ``vec_quantize_int8(v, 'unit')`` maps the fixed range [-1, 1] onto [-128, 127] in
 every dimension. Unit-norm embeddings use a small part of that range (for all-MiniLM-L6-v2 no
 value exceeded 0.27 in our sample), so values land on few levels: recall@10 fell to 0.83 in one
-test (DESIGN §6).
+test (see "Vector tiers" in ``docs/ARCHITECTURE.md``).
 
 Two symmetric schemes, ``q = round(127 · clip(x / scale, -1, 1))``:
 
@@ -30,6 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+#: Rank of a sample of vectors (rows × dimensions).
+MATRIX_NDIM = 2
+#: The percentile that is the maximum.
+FULL_PERCENTILE = 100.0
 
 #: Largest int8 magnitude used (symmetric range, -128 unused so that q and -q both exist).
 INT8_MAX = 127
@@ -91,15 +96,19 @@ def fit_int8_scales(
             (0, 100].
     """
     arr = np.asarray(sample, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+    if arr.ndim != MATRIX_NDIM or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError("calibration sample must have shape (n, dim) with n, dim ≥ 1")
     if not np.isfinite(arr).all():
         raise ValueError("calibration sample contains non-finite values")
-    if not 0.0 < percentile <= 100.0:
+    if not 0.0 < percentile <= FULL_PERCENTILE:
         raise ValueError("percentile must be in (0, 100]")
     mags = np.abs(arr)
     axis = 0 if per_dimension else None
-    scale = mags.max(axis=axis) if percentile == 100.0 else np.percentile(mags, percentile, axis)
+    scale = (
+        mags.max(axis=axis)
+        if percentile == FULL_PERCENTILE
+        else np.percentile(mags, percentile, axis)
+    )
     scale = np.broadcast_to(np.maximum(scale, MIN_SCALE), (arr.shape[1],))
     return Int8Scales(np.array(scale, dtype=np.float32))
 

@@ -1,9 +1,9 @@
 """The vector-index interface shared by the sqlite-vec and Qdrant tiers.
 
-Every implementation filters by owner INSIDE the index query (partition key in vec0, payload
-filter in Qdrant), never after a global top-k (DESIGN §7: a global top-k starves or leaks
-tenants), and applies end-user, session and expiry filters the same way the keyword tier does.
-Retention (typed decay) is re-checked by the caller against the store
+Every implementation filters by owner INSIDE the index query (partition key in vec0, payload filter
+in Qdrant), never after a global top-k (a global top-k starves or leaks tenants; see "Tenancy and
+access" in ``docs/ARCHITECTURE.md``), and applies end-user, session and expiry filters the same way
+the keyword tier does. Retention (typed decay) is re-checked by the caller against the store
 (:meth:`shared.store.memories.MemoryStore.filter_visible`).
 """
 

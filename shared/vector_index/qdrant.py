@@ -1,4 +1,4 @@
-"""Qdrant as the vector tier for large tenants (issue 6), behind :class:`VectorIndex`.
+"""Qdrant as the vector tier for large tenants, behind :class:`VectorIndex`.
 
 One collection holds every tenant. Each point is one memory:
 
@@ -12,7 +12,7 @@ One collection holds every tenant. Each point is one memory:
   points), ``user_id``, ``session_id``, ``type``; float for ``created_at``, ``expires_at``.
 
 Every search is filtered INSIDE Qdrant (the filter is part of the HNSW traversal, never applied
-after a global top-k, DESIGN §7) with exactly the semantics of
+after a global top-k) with exactly the semantics of
 :func:`shared.store.memories.visibility_sql` minus retention (re-checked by the caller)::
 
     ((owner_id == scope.owner AND user_id IN ("", scope.user))
@@ -24,16 +24,12 @@ The embedding signature (``source:model:dim[:int8]``) and dimension live in the 
 metadata (``{"mnemogate_signature": str, "mnemogate_dim": int}``; Qdrant server >= 1.16), so no
 special point pollutes searches or counts. :meth:`QdrantVectorIndex.ensure` never drops data: a
 changed dimension or embedding model raises :class:`VectorIndexError` naming the remedy
-(``mnemogate qdrant recreate``, which also re-embeds every memory into the new collection);
-only the ``:int8`` suffix may change in place
-(the quantization config is updated, vectors are kept).
+(``mnemogate qdrant recreate``, which also re-embeds every memory into the new collection); only
+the ``:int8`` suffix may change in place (the quantization config is updated, vectors are kept).
 
-Every qdrant-client, httpx, grpc and timeout exception is mapped to :class:`VectorIndexError`
-with a short ``code``: ``qdrant_timeout``, ``qdrant_unavailable``, ``qdrant_unauthorized``,
-``qdrant_collection_missing``, ``qdrant_bad_request``, ``qdrant_dimension_mismatch``,
-``qdrant_signature_mismatch``. Each call is bounded on the client side (``asyncio.timeout``:
-``timeout_s`` for request-path calls, ``admin_timeout_s`` for ensure/recreate/cleanup), whatever
-the transport does.
+Exceptions are mapped by :mod:`shared.vector_index.qdrant_errors`; each call is bounded on the
+client side (``asyncio.timeout``: ``timeout_s`` for request-path calls, ``admin_timeout_s`` for
+ensure/recreate/cleanup), whatever the transport does.
 """
 
 from __future__ import annotations
@@ -42,19 +38,19 @@ import asyncio
 import math
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Literal
 
-import grpc  # a qdrant-client dependency; only its gRPC transport raises grpc.RpcError
-import httpx
 import numpy as np
 import numpy.typing as npt
 from qdrant_client import AsyncQdrantClient
 from qdrant_client import models as qm
-from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+from qdrant_client.http.exceptions import UnexpectedResponse
 
 from shared.errors import VectorIndexError
-from shared.models import GLOBAL_OWNER, Scope
-from shared.vectors.base import VectorHit, VectorRecord
+from shared.models import Scope
+from shared.vector_index.base import VectorHit, VectorRecord
+from shared.vector_index.qdrant_errors import MAPPED_ERRORS, already_exists, map_error
+from shared.vector_index.qdrant_payload import expired_filter, record_payload, visibility_filter
 
 QdrantQuantization = Literal["float32", "int8"]
 
@@ -65,15 +61,13 @@ REMEDY = (
 SIGNATURE_KEY = "mnemogate_signature"
 DIM_KEY = "mnemogate_dim"
 INT8_SUFFIX = ":int8"
-# Rescoring fetches oversampling * k candidates with the int8 vectors and re-ranks them with the
-# float32 originals (Qdrant docs, "Quantization: searching with quantization").
+#: Rescoring fetches oversampling × k int8 candidates and re-ranks them on the float32 originals
+#: (Qdrant docs, "Quantization: searching with quantization").
 INT8_OVERSAMPLING = 2.0
 INT8_QUANTILE = 0.99
 
-# ensure / recreate / cleanup create collections and indexes or delete by filter: slower than a
-# search, never on the request path
+#: ensure / recreate / cleanup (collections, indexes, deletes by filter): never on the request path.
 ADMIN_TIMEOUT_S = 30.0
-
 KEYWORD_FIELDS: tuple[str, ...] = ("owner_id", "user_id", "session_id", "type")
 FLOAT_FIELDS: tuple[str, ...] = ("created_at", "expires_at")
 
@@ -83,135 +77,8 @@ def _base_signature(signature: str) -> str:
     return signature[: -len(INT8_SUFFIX)] if signature.endswith(INT8_SUFFIX) else signature
 
 
-def _status_code(status: int | None) -> str:
-    if status in (401, 403):
-        return "qdrant_unauthorized"
-    if status == 404:
-        return "qdrant_collection_missing"
-    if status is not None and 400 <= status < 500 and status not in (408, 429):
-        return "qdrant_bad_request"
-    return "qdrant_unavailable"
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError | httpx.TimeoutException):
-        return True
-    if isinstance(exc, ResponseHandlingException):
-        return _is_timeout(exc.source)
-    return False
-
-
-def _already_exists(exc: BaseException) -> bool:
-    if isinstance(exc, UnexpectedResponse):
-        return exc.status_code == 409 or b"already exists" in exc.content
-    return "already exists" in str(exc)
-
-
-def map_error(exc: BaseException, action: str, timeout_s: float) -> VectorIndexError:
-    """Translate a Qdrant-side exception raised while doing ``action`` into a VectorIndexError.
-
-    Returns (does not raise) the mapped error; ``code`` is one of ``qdrant_timeout``,
-    ``qdrant_unauthorized``, ``qdrant_collection_missing``, ``qdrant_bad_request``,
-    ``qdrant_unavailable``.
-    """
-    if isinstance(exc, VectorIndexError):
-        return exc
-    if _is_timeout(exc):
-        return VectorIndexError(
-            f"qdrant timed out after {timeout_s:g}s while {action}", code="qdrant_timeout"
-        )
-    if isinstance(exc, UnexpectedResponse):
-        code = _status_code(exc.status_code)
-        detail = exc.content[:200].decode("utf-8", "replace").strip()
-        return VectorIndexError(
-            f"qdrant answered HTTP {exc.status_code} while {action}: {detail}", code=code
-        )
-    if isinstance(exc, ResponseHandlingException):
-        exc = exc.source
-    if isinstance(exc, ValueError) and "not found" in str(exc).lower():
-        # local mode raises ValueError("Collection ... not found")
-        return VectorIndexError(
-            f"qdrant collection missing while {action}: {exc}", code="qdrant_collection_missing"
-        )
-    if isinstance(exc, ValueError):
-        return VectorIndexError(f"qdrant rejected {action}: {exc}", code="qdrant_bad_request")
-    name = type(exc).__name__
-    return VectorIndexError(
-        f"qdrant unreachable while {action}: {name}: {exc}", code="qdrant_unavailable"
-    )
-
-
-# exceptions the adapter maps; anything else is a bug and propagates unchanged
-_MAPPED: tuple[type[BaseException], ...] = (
-    TimeoutError,
-    UnexpectedResponse,
-    ResponseHandlingException,
-    httpx.HTTPError,
-    OSError,
-    ValueError,
-    grpc.RpcError,
-)
-
-
-def visibility_filter(scope: Scope, now: float) -> qm.Filter:
-    """The Qdrant filter selecting the points ``scope`` may see at ``now`` (unix seconds).
-
-    Mirrors :func:`shared.store.memories.visibility_sql` (owner / end user / global / session /
-    expiry); retention is re-checked by the caller against the store.
-    """
-    users = [""] if scope.user_id == "" else ["", scope.user_id]
-    own = qm.Filter(
-        must=[
-            qm.FieldCondition(key="owner_id", match=qm.MatchValue(value=scope.owner_id)),
-            qm.FieldCondition(key="user_id", match=qm.MatchAny(any=users)),
-        ]
-    )
-    owners: qm.Condition = own
-    if scope.include_global and scope.owner_id != GLOBAL_OWNER:
-        owners = qm.Filter(
-            should=[
-                own,
-                qm.FieldCondition(key="owner_id", match=qm.MatchValue(value=GLOBAL_OWNER)),
-            ]
-        )
-    no_session = qm.IsNullCondition(is_null=qm.PayloadField(key="session_id"))
-    session: qm.Condition = no_session
-    if scope.session_id is not None:
-        session = qm.Filter(
-            should=[
-                no_session,
-                qm.FieldCondition(key="session_id", match=qm.MatchValue(value=scope.session_id)),
-            ]
-        )
-    not_expired = qm.Filter(
-        should=[
-            qm.IsNullCondition(is_null=qm.PayloadField(key="expires_at")),
-            qm.FieldCondition(key="expires_at", range=qm.Range(gt=now)),
-        ]
-    )
-    return qm.Filter(must=[owners, session, not_expired])
-
-
-def expired_filter(now: float) -> qm.Filter:
-    """Points whose ``expires_at`` is set and ``<= now`` (null never matches a range)."""
-    return qm.Filter(must=[qm.FieldCondition(key="expires_at", range=qm.Range(lte=now))])
-
-
-def record_payload(record: VectorRecord) -> dict[str, Any]:
-    """The payload stored with ``record``'s point (see the module docstring)."""
-    return {
-        "memory_id": record.memory_id,
-        "owner_id": record.owner_id,
-        "user_id": record.user_id,
-        "session_id": record.session_id,
-        "type": record.type,
-        "created_at": float(record.created_at),
-        "expires_at": None if record.expires_at is None else float(record.expires_at),
-    }
-
-
 class QdrantVectorIndex:
-    """:class:`shared.vectors.base.VectorIndex` over one Qdrant collection.
+    """:class:`shared.vector_index.base.VectorIndex` over one Qdrant collection.
 
     ``client``: an ``AsyncQdrantClient`` (server or local mode); ``collection``: its name;
     ``quantization``: ``"float32"`` or ``"int8"`` (scalar, rescored); ``timeout_s`` (seconds,
@@ -256,7 +123,7 @@ class QdrantVectorIndex:
         try:
             async with asyncio.timeout(limit):
                 yield
-        except _MAPPED as exc:
+        except MAPPED_ERRORS as exc:
             err = map_error(exc, action, limit)
             if err.code == "qdrant_collection_missing":
                 self._dim = None  # someone dropped it: the next ensure re-checks
@@ -331,7 +198,7 @@ class QdrantVectorIndex:
                     created = True
                 except (UnexpectedResponse, ValueError) as exc:
                     # another process (gateway vs worker) created it in between: check that one
-                    if not _already_exists(exc):
+                    if not already_exists(exc):
                         raise
             if not created:
                 await self._check_existing(dim, signature)
@@ -510,11 +377,10 @@ def make_qdrant_index(
 ) -> QdrantVectorIndex:
     """Build a :class:`QdrantVectorIndex` for the server at ``url`` (REST, e.g. ``http://qdrant:6333``).
 
-    ``api_key`` ``""`` = none (otherwise sent as the ``api-key`` header); ``timeout_s`` (> 0)
-    bounds every request-path call, :data:`ADMIN_TIMEOUT_S` the administrative ones (the HTTP
-    client's own timeout is the larger one in whole seconds; the adapter's ``asyncio.timeout``
-    enforces the exact budgets). No I/O happens here (the client's version
-    check is disabled). ``url`` ``":memory:"`` selects qdrant-client's local mode (tests).
+    ``api_key`` ``""`` = none (else the ``api-key`` header); ``timeout_s`` (> 0) bounds every
+    request-path call, :data:`ADMIN_TIMEOUT_S` the administrative ones (the HTTP client's own
+    timeout is the larger one in whole seconds; ``asyncio.timeout`` enforces the exact budgets).
+    No I/O here (version check off). ``url`` ``":memory:"`` selects the local mode (tests).
 
     Raises:
         ValueError: empty ``url``, unknown ``quantization`` or ``timeout_s <= 0``.

@@ -1,10 +1,11 @@
 """Lifecycle SQL: persisted progress, bounded scans, evictions, capacity, relevance decay.
 
-All SQL of the memory lifecycle (issue 7) lives here. Deleting a memory row removes its FTS5 row
-through the ``memories_fts_delete`` trigger (migration 0001); if the sqlite-vec table
-``vec_memories`` exists, its rows are deleted explicitly in the same transaction (harmless if the
-vector tier's own delete trigger already removed them). Qdrant is not reachable from SQL: callers
-pass the deleted rowids to a hook (see :mod:`shared.lifecycle.sweep`).
+All SQL of the memory lifecycle lives here: the store layer of the same concept as the
+:mod:`shared.lifecycle` package (the decisions), see "Job kinds" in ``docs/ARCHITECTURE.md``.
+Deleting a memory row removes its FTS5 row through the ``memories_fts_delete`` trigger (migration
+0001); if the sqlite-vec table ``vec_memories`` exists, its rows are deleted explicitly in the same
+transaction (harmless if the vector tier's own delete trigger already removed them). Qdrant is not
+reachable from SQL: callers pass the deleted rowids to a hook (see :mod:`shared.lifecycle.sweep`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,11 @@ class LifecycleStore:
     async def scan(
         self, after_id: int, limit: int, upto_id: int | None = None
     ) -> list[LifecycleRow]:
-        """Up to ``limit`` rows with ``after_id < id [<= upto_id]``, in rowid order (keyset paging,
-        so each batch is one index range scan whatever the table size)."""
+        """Up to ``limit`` rows with ``after_id < id [<= upto_id]``.
+
+        In rowid order (keyset paging, so each batch is one index range scan whatever the table
+        size).
+        """
         sql = f"SELECT {ROW_COLUMNS} FROM memories WHERE id > ?"
         params: list[Any] = [after_id]
         if upto_id is not None:
@@ -193,8 +197,11 @@ class LifecycleStore:
 
     # ---- capacity ------------------------------------------------------------------------------
     async def buckets_over(self, cap: int) -> list[tuple[str, str, int]]:
-        """``(owner_id, user_id, count)`` of every owner/end-user bucket holding more than ``cap``
-        memories (uses the ``(owner_id, user_id, ...)`` index)."""
+        """Owner/end-user buckets holding more than ``cap`` memories.
+
+        Returns ``(owner_id, user_id, count)`` tuples (uses the ``(owner_id, user_id, ...)``
+        index).
+        """
         with store_errors("counting memories per owner"):
             async with self.conn.execute(
                 "SELECT owner_id, user_id, COUNT(*) FROM memories GROUP BY owner_id, user_id "
@@ -271,8 +278,11 @@ class LifecycleStore:
     async def summary_groups(
         self, cutoff: float, now: float, owner_id: str | None = None, user_id: str | None = None
     ) -> list[tuple[str, str, str | None, int]]:
-        """``(owner_id, user_id, session_id, count)`` of every group holding at least two live
-        episodic memories created before ``cutoff`` (only ``owner_id`` / ``user_id`` if given)."""
+        """Groups holding at least two live episodic memories created before ``cutoff``.
+
+        Returns ``(owner_id, user_id, session_id, count)`` tuples (only ``owner_id`` /
+        ``user_id`` if given).
+        """
         sql = (
             "SELECT owner_id, user_id, session_id, COUNT(*) FROM memories "
             "WHERE type = 'episodic' AND created_at < ? AND (expires_at IS NULL OR expires_at > ?)"
@@ -301,8 +311,10 @@ class LifecycleStore:
         after: tuple[float, int],
         limit: int,
     ) -> list[LifecycleRow]:
-        """The next ``limit`` live episodic memories of one group created before ``cutoff``,
-        oldest first, after the keyset position ``after`` = ``(created_at, id)``."""
+        """The next ``limit`` live episodic memories of one group created before ``cutoff``.
+
+        Oldest first, after the keyset position ``after`` = ``(created_at, id)``.
+        """
         sql = (
             f"SELECT {ROW_COLUMNS} FROM memories WHERE type = 'episodic' AND owner_id = ? "
             "AND user_id = ? AND session_id IS ? AND created_at < ? "

@@ -17,8 +17,8 @@ from qdrant_client import AsyncQdrantClient
 
 from shared.errors import VectorIndexError
 from shared.models import Scope
-from shared.vectors.base import VectorRecord
-from shared.vectors.qdrant import DIM_KEY, SIGNATURE_KEY, QdrantVectorIndex, make_qdrant_index
+from shared.vector_index.base import VectorRecord
+from shared.vector_index.qdrant import DIM_KEY, SIGNATURE_KEY, QdrantVectorIndex, make_qdrant_index
 from tests.fakes.qdrant import FakeQdrant
 from tests.fakes.upstream import free_port
 

@@ -1,6 +1,8 @@
-"""Batching of injection bookkeeping: the request path records which memories it injected in
-memory, and one ``record_access`` job per (owner, end user) is enqueued per flush interval,
-instead of one job per request."""
+"""Batching of injection bookkeeping.
+
+The request path records which memories it injected in memory, and one ``record_access`` job per
+(owner, end user) is enqueued per flush interval, instead of one job per request.
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""QdrantVectorIndex contract against qdrant-client's local mode (DESIGN §6: no server here).
+"""QdrantVectorIndex contract against qdrant-client's local mode (no Qdrant server can run here).
 
 Local mode is brute force and ignores quantization and payload indexes, but it evaluates the same
-filters, so these tests pin the filter semantics (owner isolation, user, session, expiry: CASES
-R9 at the adapter level), the collection lifecycle (create, signature, dimension mismatch,
+filters, so these tests pin the filter semantics (owner isolation, user, session, expiry at the
+adapter level), the collection lifecycle (create, signature, dimension mismatch,
 recreate), writes, cleanup and the resumable backfill.
 """
 
@@ -18,14 +18,14 @@ from qdrant_client import AsyncQdrantClient
 
 from shared.errors import VectorIndexError
 from shared.models import GLOBAL_OWNER, Scope
-from shared.vectors.base import VectorRecord
-from shared.vectors.qdrant import (
+from shared.vector_index.base import VectorRecord
+from shared.vector_index.qdrant import (
     DIM_KEY,
     SIGNATURE_KEY,
     QdrantVectorIndex,
     make_qdrant_index,
 )
-from shared.vectors.qdrant_backfill import BackfillProgress, backfill
+from shared.vector_index.qdrant_backfill import BackfillProgress, backfill
 
 DIM = 8
 SIG = f"static:test:{DIM}"
@@ -99,7 +99,7 @@ async def ids(idx: QdrantVectorIndex, scope: Scope, k: int = 10, now: float = NO
 # ---- collection lifecycle --------------------------------------------------------------------
 async def test_ensure_creates_cosine_collection_with_signature(client: AsyncQdrantClient) -> None:
     idx = QdrantVectorIndex(client, "fresh")
-    assert await idx.health() != "ok"  # never "green" before the collection exists (DESIGN §7)
+    assert await idx.health() != "ok"  # never "green" before the collection exists
     assert await idx.count() == 0
     assert await idx.ensure(DIM, SIG) is True
     info = await client.get_collection("fresh")
@@ -280,7 +280,7 @@ async def test_session_scope(index: QdrantVectorIndex) -> None:
 
 
 async def test_expired_memory_is_never_returned(index: QdrantVectorIndex) -> None:
-    """CASES R9 at the adapter level: an expiry in the past hides the memory."""
+    """At the adapter level: an expiry in the past hides the memory."""
     await index.upsert(
         [
             rec(1, expires_at=NOW - 1, vector=axis(0)),  # exact match, but expired
