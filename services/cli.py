@@ -1,4 +1,4 @@
-"""The ``mnemogate`` command line: serve, worker, migrate, keys, reindex, sweep, summarize.
+"""The ``mnemogate`` command line: serve, worker, migrate, keys, stats, reindex, sweep, summarize.
 
 Settings come from ``MNEMOGATE_*`` environment variables (see ``deploy/mnemogate.env.example``);
 ``serve --host/--port`` override them. Exit status: 0 success, 1 failure, 2 usage error.
@@ -12,7 +12,8 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from services import cli_vectors
+from services import cli_control, cli_vectors
+from shared.control_api import key_view
 from shared.errors import MnemogateError
 from shared.jobs.queue import resolve_queue_name
 from shared.settings import Settings, load_settings
@@ -43,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--owner", default=None, metavar="ID", help="only this owner")
     summarize.add_argument("--dry-run", action="store_true", help="show summaries, change nothing")
     cli_vectors.add_parsers(sub)
+    cli_control.add_parsers(sub, keys_sub)
     return p
 
 
@@ -57,6 +59,8 @@ async def _migrate(settings: Settings) -> int:
 
 
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    if args.keys_command == "update":
+        return await cli_control.run_keys_update(settings, args)
     store = await Store.open(settings.db_path)
     try:
         if args.keys_command == "create":
@@ -66,7 +70,11 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
         elif args.keys_command == "list":
             for k in await store.keys.list():
                 status = "revoked" if k.revoked_at else "active"
-                print(f"{k.id}\t{k.name}\t{k.prefix}…\t{status}")
+                view = key_view(k)
+                print(
+                    f"{k.id}\t{k.name}\t{k.prefix}…\t{status}\trecall={view.recall}\t"
+                    f"learn={view.learn}"
+                )
         elif args.keys_command == "revoke":
             if not await store.keys.revoke(args.id):
                 print(f"no active key with id {args.id}", file=sys.stderr)
@@ -206,6 +214,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "worker": _worker,
     "migrate": lambda settings, args: asyncio.run(_migrate(settings)),
     "keys": lambda settings, args: asyncio.run(_keys(settings, args)),
+    "stats": lambda settings, args: asyncio.run(cli_control.run_stats(settings, args)),
     "sweep": lambda settings, args: asyncio.run(_sweep(settings, args)),
     "summarize": lambda settings, args: asyncio.run(_summarize(settings, args)),
     "reindex": lambda settings, args: asyncio.run(cli_vectors.run_reindex(settings, args.force)),

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 import msgspec
 
 from shared.engine import Engine
 from shared.errors import MnemogateError
+from shared.forget_terms import without_named
 from shared.injection import RecalledMemory, format_memory_block
 from shared.models import Scope
+from shared.ranking import estimate_tokens
 from shared.retrieval import recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
@@ -32,6 +35,8 @@ class RecalledBlock(msgspec.Struct, kw_only=True):
     memory_ids: list[int]
     tier: str
     degraded: str | None = None
+    #: Estimated tokens of the block (:func:`shared.ranking.estimate_tokens`), 0 when empty.
+    tokens: int = 0
 
 
 async def recall_block(
@@ -42,6 +47,7 @@ async def recall_block(
     query: str,
     now: float,
     engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
 ) -> RecalledBlock:
     """Recall memories for ``query`` in ``scope`` and format them as the injected block.
 
@@ -49,7 +55,9 @@ async def recall_block(
     block itself (``shared/formats``). Memory content is redacted by ``detector`` before it
     goes into the block (secrets that reached the store some other way are never injected
     verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
-    an empty block with ``degraded`` set.
+    an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
+    this message; recalled memories they name are left out
+    (:func:`shared.forget_terms.without_named`).
     """
     if not query.strip():
         return RecalledBlock(block="", memory_ids=[], tier="none")
@@ -68,18 +76,20 @@ async def recall_block(
     except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+    memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(
             content=detector.redact(m.content) if settings.sensitive_filter else m.content,
             created_at=m.created_at,
             category=m.category,
         )
-        for m in result.memories
+        for m in memories
     ]
-    block = format_memory_block(recalled)
+    block = format_memory_block(recalled) if recalled else ""
     return RecalledBlock(
         block=block,
-        memory_ids=[m.id for m in result.memories] if block else [],
+        memory_ids=[m.id for m in memories] if block else [],
         tier=result.tier if block or not result.memories else "none",
         degraded=result.degraded,
+        tokens=estimate_tokens(block),
     )

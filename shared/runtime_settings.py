@@ -105,6 +105,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "rrf_keyword_weight": (0, 100),
     "rrf_vector_weight": (0, 100),
     "learn_max_turns": (1, 100),
+    "forget_max_matches": (1, 1000),
+    "end_user_max_chars": (1, 4096),
     "llm_extractor_min_turns": (1, 1000),
     "llm_extractor_timeout_s": (0.001, 3600),
     "embedding_dim": (0, 16_384),

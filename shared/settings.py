@@ -29,6 +29,10 @@ ENV_PREFIX = "MNEMOGATE_"
 MAX_RECALL_TOKENS = 8000
 #: Most user turns one learn job reads.
 MAX_LEARN_TURNS = 100
+#: Upper bound of ``forget_max_matches``.
+MAX_FORGET_MATCHES = 1000
+#: Upper bound of ``end_user_max_chars``.
+MAX_END_USER_CHARS = 4096
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -36,6 +40,9 @@ ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
 Quantization = Literal["float32", "int8"]
+#: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
+#: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
+ProviderMemory = Literal["off", "recall", "learn", "both"]
 
 
 class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -59,6 +66,7 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     formats: tuple[FormatName, ...] = ("chat", "responses", "embeddings")
     hoists_system: bool = False
     auth: AuthStyle = "bearer"
+    memory: ProviderMemory | None = None
 
     def speaks(self, fmt: str) -> bool:
         """True when this provider accepts the client format ``fmt`` (``chat``, ...)."""
@@ -92,6 +100,18 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     strip_headers: str = ""
     # recall and injection
     memory_enabled: bool = True
+    #: Global recall / learning switches (both also need ``memory_enabled``); API keys, providers
+    #: and request headers override them (docs/ARCHITECTURE.md, "Controlling memory").
+    recall_enabled: bool = True
+    learn_enabled: bool = True
+    #: Recognise "forget ..." requests in chat messages and delete what they name.
+    forget_detection: bool = True
+    #: A forget naming more memories than this is refused as too broad (deletes nothing). 1..1000.
+    forget_max_matches: int = 10
+    #: Request headers naming the end user behind a key, comma-separated, first one set wins.
+    end_user_headers: str = "x-mnemogate-user,x-openwebui-user-id"
+    #: Longest end-user id accepted (characters); longer ids are refused with a 400. 1..4096.
+    end_user_max_chars: int = 256
     recall_max_tokens: int = 2000
     recall_top_k: int = 20
     recall_max_memories: int = 10
@@ -166,6 +186,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("upstream timeouts must be positive")
         if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
+        if not 1 <= self.forget_max_matches <= MAX_FORGET_MATCHES:
+            raise ConfigurationError("forget_max_matches must be within 1..1000")
+        if not 1 <= self.end_user_max_chars <= MAX_END_USER_CHARS:
+            raise ConfigurationError("end_user_max_chars must be within 1..4096")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
         if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:

@@ -23,9 +23,11 @@ import msgspec
 
 from shared.errors import EmbeddingError, StoreError, VectorIndexError
 from shared.jobs.context import JobContext
+from shared.jobs.forget_job import run_forget
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
     EMBED,
+    FORGET,
     LEARN,
     RECORD_ACCESS,
     REINDEX,
@@ -46,6 +48,7 @@ from shared.jobs.payloads import (
 from shared.jobs.reindex import embed_memories, reindex
 from shared.jobs.vector_sync import delete_vectors, deletion_hook
 from shared.learning import learn
+from shared.lifecycle.key_cap import enforce_key_cap
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
 from shared.lifecycle.sweep import sweep
@@ -69,6 +72,11 @@ def backoff_s(job_try: int) -> float:
 async def _learn(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     assert isinstance(payload, LearnPayload)
     result = await learn(jc, payload)
+    if result.facts or result.captured:  # the key's cap: evict, never fail (lifecycle.key_cap)
+        evicted = await enforce_key_cap(
+            jc.store, jc.settings, payload.owner_id, now(), deletion_hook(jc.engine, queue=jc.queue)
+        )
+        jc.count("evictions", len(evicted))
     if result.memory_ids and jc.engine is not None and jc.engine.enabled and jc.queue is not None:
         await jc.queue.enqueue(EMBED, EmbedPayload(memory_ids=sorted(set(result.memory_ids))))
     return msgspec.structs.asdict(result)
@@ -98,6 +106,7 @@ async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
         payload.owner_id,
         user_id=payload.user_id,
         count=len(payload.memory_ids),
+        detail={"requests": payload.requests, "tokens": payload.tokens},
         now=payload.at,
     )
     return {"recorded": len(payload.memory_ids)}
@@ -175,6 +184,7 @@ HANDLERS: dict[str, Handler] = {
     SWEEP: _sweep,
     DECAY_RELEVANCE: _decay_relevance,
     SUMMARIZE: _summarize,
+    FORGET: run_forget,
 }
 
 

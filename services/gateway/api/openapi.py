@@ -14,6 +14,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from services.gateway.api import control
 from services.gateway.api.codec import json_response
 from shared.memory_api import (
     BulkDelete,
@@ -48,6 +49,7 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ListQuery,
     ExportQuery,
     ImportQuery,
+    *control.SCHEMA_STRUCTS,
 )
 
 _OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -287,6 +289,7 @@ OPERATIONS: tuple[Op, ...] = (
         body="SettingsPatch",
         response="SettingsView",
     ),
+    *(Op(**spec) for spec in control.OPERATIONS),
 )
 
 _ERRORS = {
