@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 
 import msgspec
@@ -17,6 +18,7 @@ from shared.engine import Engine
 from shared.errors import MnemogateError
 from shared.forget_terms import without_named
 from shared.injection import RecalledMemory, format_memory_block
+from shared.metrics import note_recall
 from shared.models import Scope
 from shared.ranking import estimate_tokens
 from shared.retrieval import recall
@@ -40,6 +42,35 @@ class RecalledBlock(msgspec.Struct, kw_only=True):
 
 
 async def recall_block(
+    store: Store,
+    detector: SensitiveDetector,
+    settings: Settings,
+    scope: Scope,
+    query: str,
+    now: float,
+    engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
+) -> RecalledBlock:
+    """:func:`recall_block_untimed`, timed and recorded in the metrics.
+
+    :func:`shared.metrics.note_recall` gets the duration by tier, the memories and tokens in the
+    block and the degradation reason (the one metrics hook of every client format's recall).
+    """
+    started = time.perf_counter()
+    recalled = await recall_block_untimed(
+        store, detector, settings, scope, query, now, engine, forget
+    )
+    note_recall(
+        time.perf_counter() - started,
+        recalled.tier,
+        len(recalled.memory_ids),
+        recalled.tokens,
+        recalled.degraded,
+    )
+    return recalled
+
+
+async def recall_block_untimed(
     store: Store,
     detector: SensitiveDetector,
     settings: Settings,

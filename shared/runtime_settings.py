@@ -49,6 +49,8 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "host",
         "port",
         "admin_token",
+        "metrics_access",
+        "log_format",
         "max_body_bytes",
         "upstream_base_url",
         "upstream_api_key",

@@ -39,6 +39,8 @@ RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
 ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
+MetricsAccess = Literal["open", "admin", "off"]
+LogFormat = Literal["text", "json"]
 Quantization = Literal["float32", "int8"]
 #: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
 #: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
@@ -170,6 +172,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
+    # observability
+    metrics_access: MetricsAccess = "admin"
+    log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:

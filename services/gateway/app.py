@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from arq.connections import ArqRedis
 from redis.asyncio import ConnectionPool
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from services.gateway import proxy
@@ -28,9 +29,12 @@ from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
 from services.gateway.messages import create_message
+from services.gateway.metrics_route import metrics
 from services.gateway.model_list import list_models
+from services.gateway.observe import ObserveMiddleware
 from services.gateway.responses import create_response
 from services.gateway.state import GatewayState, install_state
+from services.gateway.ui import UI_ROUTES
 from shared.errors import StoreError
 from shared.jobs.access_recording import AccessBatcher
 from shared.jobs.payloads import (
@@ -200,10 +204,17 @@ def create_app(settings: Settings) -> Starlette:
         Route("/v1/responses", create_response, methods=["POST"]),
         Route("/v1/messages", create_message, methods=["POST"]),
         Route("/v1/embeddings", create_embeddings, methods=["POST"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        *UI_ROUTES,
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *API_ROUTES,
         Route("/mcp", endpoint=mcp),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[Middleware(ObserveMiddleware, access_log=settings.log_format == "json")],
+    )

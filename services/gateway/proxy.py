@@ -17,6 +17,7 @@ from multidict import CIMultiDictProxy
 
 from services.gateway.headers import credentials
 from shared.errors import InvalidRequest, UpstreamTimeout, UpstreamUnavailable
+from shared.metrics import upstream_timing
 from shared.outbound_guard import GuardedResolver
 from shared.settings import ProviderConfig, Settings
 
@@ -38,7 +39,11 @@ def upstream_session(settings: Settings) -> aiohttp.ClientSession:
         limit=MAX_CONNECTIONS, keepalive_timeout=30, resolver=GuardedResolver()
     )
     return aiohttp.ClientSession(
-        connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
+        connector=connector,
+        timeout=timeout,
+        auto_decompress=False,
+        trust_env=False,
+        trace_configs=[upstream_timing()],
     )
 
 

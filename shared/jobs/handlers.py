@@ -43,6 +43,7 @@ from shared.jobs.payloads import (
     SweepPayload,
     VectorDeletePayload,
     decode_payload,
+    encode_payload,
     job_id_for,
 )
 from shared.jobs.reindex import embed_memories, reindex
@@ -52,6 +53,7 @@ from shared.lifecycle.key_cap import enforce_key_cap
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
 from shared.lifecycle.sweep import sweep
+from shared.metrics import note_job
 
 log = logging.getLogger("mnemogate.jobs")
 
@@ -94,8 +96,20 @@ async def _vector_delete(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
 
 
 async def _reindex(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Run the reindex, then record a ``reindex`` event unless it had nothing to do.
+
+    The Studio follows its job by ``job_id`` in the event detail: the job's idempotency id, as the
+    enqueue returned it.
+    """
     assert isinstance(payload, ReindexPayload)
-    return await reindex(jc, payload)
+    result = await reindex(jc, payload)
+    if not (payload.force or result.get("embedded") or result.get("remaining")):
+        return result
+    detail = {k: v for k, v in result.items() if k in ("embedded", "remaining", "skipped")}
+    detail["job_id"] = job_id_for(REINDEX, encode_payload(payload))
+    detail["force"] = payload.force
+    await jc.store.events.record("reindex", payload.owner_id or "system", detail=detail)
+    return result
 
 
 async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
@@ -200,11 +214,18 @@ async def execute(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any]:
     payload = decode_payload(job_name, data)
     await jc.refresh_settings()
     try:
-        return await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
+        result = await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
     except TRANSIENT_ERRORS as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"{type(exc).__name__}: {exc}") from exc
     except TimeoutError as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"timed out after {jc.settings.job_timeout_s:g}s") from exc
+    except Exception:
+        note_job(job_name, "error")
+        raise
+    note_job(job_name, "ok")
+    return result
 
 
 DEAD_LETTER_RECORD_TRIES = 2
@@ -273,6 +294,7 @@ async def dead_letter(
         fingerprint["payload_sha256"],
     )
     jc.count("dead_letters")
+    note_job(job_name, "dead_letter")
     owner = str(fingerprint.get("owner_id") or "system")
     detail = {
         "job": job_name,

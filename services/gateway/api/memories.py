@@ -19,8 +19,8 @@ from services.gateway.api.codec import decode_body, decode_query, json_response
 from services.gateway.state import state_of
 from shared import export_import, memory_crud
 from shared import memory_stats as stats
-from shared import search_preview as preview
 from shared.errors import InvalidRequest, PayloadTooLarge
+from shared.explained_preview import explained_preview
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
@@ -160,11 +160,23 @@ async def import_memories(request: Request) -> Response:
 
 
 async def search_preview(request: Request) -> Response:
-    """``POST /api/memory/search-preview`` → ranked memories with score, tier and tokens."""
+    """``POST /api/memory/search-preview`` → what recall would inject, explained.
+
+    Ranked memories with score, tier, tokens and per-leg ranks, the block text and (``explain``)
+    the dropped candidates.
+    """
     principal = await principal_of(request)
     body = await decode_body(request, SearchPreview)
     state = state_of(request)
-    result = await preview.search_preview(state.store, state.settings, principal, body, time.time())
+    result = await explained_preview(
+        state.store,
+        state.settings,
+        principal,
+        body,
+        time.time(),
+        state.jobs.engine,
+        state.redactor(),
+    )
     return json_response(result)
 
 

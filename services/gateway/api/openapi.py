@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from services.gateway.api import control
 from services.gateway.api.codec import json_response
+from shared.event_log import EventPage, EventQuery
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
@@ -49,6 +50,8 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ListQuery,
     ExportQuery,
     ImportQuery,
+    EventQuery,
+    EventPage,
     *control.SCHEMA_STRUCTS,
 )
 
@@ -288,6 +291,16 @@ OPERATIONS: tuple[Op, ...] = (
         summary="Change runtime settings (admin); other processes apply it within refresh_s",
         body="SettingsPatch",
         response="SettingsView",
+    ),
+    Op(
+        path="/api/events",
+        method="get",
+        summary=(
+            "Events timeline, newest first (learning, injections, forgets, evictions, dead "
+            "letters, settings changes); a client key reads its own owner's only"
+        ),
+        response="EventPage",
+        query="EventQuery",
     ),
     *(Op(**spec) for spec in control.OPERATIONS),
 )
