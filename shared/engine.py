@@ -22,6 +22,8 @@ from shared.embedding.cache import EmbeddingCache
 from shared.embedding.select import select_source
 from shared.errors import ConfigurationError, EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
+from shared.recall_index import KeywordIndex, build_keyword_index
+from shared.recall_index.vectors import VectorMatrices
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
@@ -74,6 +76,15 @@ class Engine:
     cache: EmbeddingCache | None = None
     notes: list[str] = field(default_factory=list)
     warm: bool = False
+    keywords: KeywordIndex | None = None
+    """The in-memory keyword index (None: recall uses the SQL FTS5 tier)."""
+    matrices: VectorMatrices | None = None
+    """The sqlite-vec tier searched in memory (None: one SQL KNN per query)."""
+
+    async def close(self) -> None:
+        """Stop the keyword index's background work."""
+        if self.keywords is not None:
+            await self.keywords.close()
 
     async def warm_up(self) -> None:
         """Load the embedding model (local models load lazily) with one probe embedding.
@@ -166,7 +177,8 @@ class Engine:
                 log.warning("qdrant search failed, falling back to sqlite-vec: %s", exc)
             if not await self.sqlite_vec.usable_for(self.embedder.signature):
                 raise VectorIndexError("qdrant failed and sqlite-vec is not ready", code=degraded)
-        hits = await self.sqlite_vec.search(vector, scope, k, now)
+        found = await self.matrices.search(vector, scope, k, now) if self.matrices else None
+        hits = found if found is not None else await self.sqlite_vec.search(vector, scope, k, now)
         return VectorResult(hits, "vector", degraded)
 
     async def index(self, memories: Sequence[Memory], *, use_qdrant: bool) -> bool:
@@ -279,4 +291,13 @@ def build_engine(
             )
         else:
             qdrant = qdrant_factory(settings)
-    return Engine(embedder=embedder, sqlite_vec=sqlite_vec, qdrant=qdrant, cache=cache, notes=notes)
+    keywords = build_keyword_index(settings, store)
+    return Engine(
+        embedder=embedder,
+        sqlite_vec=sqlite_vec,
+        qdrant=qdrant,
+        cache=cache,
+        notes=notes,
+        keywords=keywords,
+        matrices=VectorMatrices(sqlite_vec, keywords),
+    )

@@ -8,6 +8,7 @@ memory failure: the request then goes upstream unchanged with a ``degraded`` rea
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -27,6 +28,13 @@ from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
+
+
+@functools.lru_cache(maxsize=16_384)
+def _redacted(detector: SensitiveDetector, text: str) -> str:
+    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
+    requests, so redaction runs once per memory text rather than on every request."""
+    return detector.redact(text)
 
 
 class RecalledBlock(msgspec.Struct, kw_only=True):
@@ -110,7 +118,7 @@ async def recall_block_untimed(
     memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(
-            content=detector.redact(m.content) if settings.sensitive_filter else m.content,
+            content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
             created_at=m.created_at,
             category=m.category,
         )

@@ -77,6 +77,8 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "qdrant_collection",
         "qdrant_timeout_s",
         "job_timeout_s",
+        "recall_cache_mb",
+        "recall_freshness_ms",
         "http_timeout_s",
         "http_connect_timeout_s",
     }

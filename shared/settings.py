@@ -120,6 +120,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_timeout_ms: int = 250
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
+    #: BM25 parameters of the in-memory keyword index (chosen on LoCoMo, see the README).
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.3
+    #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
+    recall_context_weight: float = 0.25
+    #: Byte budget of the per-process recall cache (least recently used owners are evicted).
+    recall_cache_mb: int = 512
+    #: A recall reads the change feed first when it was last read longer ago than this.
+    recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
     rrf_k: float = 2.0
@@ -187,6 +196,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
             raise ConfigurationError("rrf_k must be positive")
+        _check_recall_engine(self)
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
         if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
@@ -204,6 +214,25 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def embedded(self) -> bool:
         """True when no Redis URL is configured: jobs run in-process (embedded mode)."""
         return not self.redis_url
+
+
+MAX_FRESHNESS_MS = 1000
+"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+
+
+def _check_recall_engine(s: Settings) -> None:
+    """Validate the recall engine's settings.
+
+    Raises:
+        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
+            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
+    """
+    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
+        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
+    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
+        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
+        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 
 
 def settings_fields() -> tuple[str, ...]:

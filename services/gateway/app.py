@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -189,6 +190,11 @@ def create_app(settings: Settings) -> Starlette:
         access = AccessBatcher(runtime.queue)
         install_state(app, GatewayState(runtime=runtime, upstream=session, access=access))
         tasks = _background_tasks(runtime, access)
+        # Everything allocated so far lives as long as the process: move it out of the
+        # collected generations, so full collections no longer walk the start-up heap
+        # (~78 ms pauses that set the p99 otherwise; docs/ARCHITECTURE.md, "Recall engine").
+        gc.collect()
+        gc.freeze()
         try:
             async with management_lifespan(runtime.live, mcp):
                 yield

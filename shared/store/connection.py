@@ -13,7 +13,7 @@ import importlib.resources
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import aiosqlite
@@ -143,6 +143,20 @@ _TRANSACTION_LOCKS: weakref.WeakKeyDictionary[aiosqlite.Connection, asyncio.Lock
 )
 
 
+_COMMIT_HOOKS: weakref.WeakKeyDictionary[aiosqlite.Connection, list[Callable[[], None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def on_commit(conn: aiosqlite.Connection, hook: Callable[[], None]) -> None:
+    """Call ``hook()``.
+
+    Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
+    commits: the in-memory recall cache uses it to see this process's writes at once.
+    """
+    _COMMIT_HOOKS.setdefault(conn, []).append(hook)
+
+
 _UNDO_TASKS: set[asyncio.Task[None]] = set()  # strong references until each undo has run
 
 
@@ -178,8 +192,13 @@ async def outside_transactions(conn: aiosqlite.Connection) -> AsyncIterator[aios
 
 
 @contextlib.asynccontextmanager
-async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+async def transaction(
+    conn: aiosqlite.Connection, *, notify: bool = True
+) -> AsyncIterator[aiosqlite.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
+
+    ``notify`` False skips the :func:`on_commit` hooks (bookkeeping writes such as access
+    counters, which need not be seen at once).
 
     Transactions on one connection are serialised by a per-connection :class:`asyncio.Lock`:
     concurrent tasks (e.g. 50 arq jobs) share the writer connection, and without the lock a
@@ -210,6 +229,8 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
+        for hook in _COMMIT_HOOKS.get(conn, ()) if notify else ():
+            hook()
     finally:
         if not handed_off:
             lock.release()
