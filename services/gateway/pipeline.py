@@ -216,7 +216,9 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     up = _upstream(call, request, memory.fields, policy)
     on_success = after_success(call, scope, control, memory, now, request_id)
     relay = relay_stream if call.parsed.stream else relay_json
-    return await relay(up, memory.headers, policy, on_success, fmt)
+    # embedded mode: learning is recorded before the response completes (docs/ARCHITECTURE.md)
+    durable = call.state.settings.embedded
+    return await relay(up, memory.headers, policy, on_success, fmt, durable=durable)
 
 
 async def serve_plain(request: Request, fmt: WireFormat) -> Response:

@@ -18,6 +18,7 @@ from multidict import CIMultiDictProxy
 from services.gateway.headers import credentials
 from shared.errors import InvalidRequest, UpstreamTimeout, UpstreamUnavailable
 from shared.metrics import upstream_timing
+from shared.outbound_guard import GuardedResolver
 from shared.settings import ProviderConfig, Settings
 
 MAX_CONNECTIONS = 512
@@ -28,12 +29,15 @@ def upstream_session(settings: Settings) -> aiohttp.ClientSession:
 
     Pooled keep-alive connections, timeouts from settings (``upstream_timeout_s`` total per request,
     ``upstream_connect_timeout_s`` to connect), no automatic decompression, no proxy variables from
-    the environment.
+    the environment; host names are vetted by the outbound policy when resolved
+    (:class:`shared.outbound_guard.GuardedResolver`).
     """
     timeout = aiohttp.ClientTimeout(
         total=settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
     )
-    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=30)
+    connector = aiohttp.TCPConnector(
+        limit=MAX_CONNECTIONS, keepalive_timeout=30, resolver=GuardedResolver()
+    )
     return aiohttp.ClientSession(
         connector=connector,
         timeout=timeout,
