@@ -237,6 +237,46 @@ class Engine:
         return out
 
 
+def _embedding_source(
+    settings: Settings, http: httpx.AsyncClient, cache: EmbeddingCache, notes: list[str]
+) -> EmbeddingSource | None:
+    """The configured embedding source, or None (noted in ``notes``) when it is unavailable."""
+    try:
+        return select_source(
+            settings.embedding_source,
+            client=http,
+            base_url=settings.embedding_base_url,
+            api_key=settings.embedding_api_key,
+            model=settings.embedding_model,
+            dim=settings.embedding_dim or None,
+            timeout_s=settings.embedding_timeout_s,
+            cache_dir=default_model_dir(settings.db_path),
+            static_path=settings.static_model_path or None,
+            cache=cache,
+        )
+    except ConfigurationError as exc:
+        log.error("embedding source unavailable, keyword recall only: %s", exc.message)
+        notes.append(exc.message)
+        return None
+
+
+def _qdrant_index(
+    settings: Settings, qdrant_factory: Callable[[Settings], VectorIndex] | None
+) -> VectorIndex:
+    """The Qdrant tier from settings (or from ``qdrant_factory``, for tests)."""
+    if qdrant_factory is not None:
+        return qdrant_factory(settings)
+    from shared.vector_index.qdrant import make_qdrant_index
+
+    return make_qdrant_index(
+        settings.qdrant_url,
+        settings.qdrant_api_key,
+        settings.qdrant_collection,
+        settings.vector_quantization,
+        settings.qdrant_timeout_s,
+    )
+
+
 def build_engine(
     settings: Settings,
     store: Store,
@@ -252,24 +292,7 @@ def build_engine(
     """
     cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
     notes: list[str] = []
-    embedder: EmbeddingSource | None
-    try:
-        embedder = select_source(
-            settings.embedding_source,
-            client=http,
-            base_url=settings.embedding_base_url,
-            api_key=settings.embedding_api_key,
-            model=settings.embedding_model,
-            dim=settings.embedding_dim or None,
-            timeout_s=settings.embedding_timeout_s,
-            cache_dir=default_model_dir(settings.db_path),
-            static_path=settings.static_model_path or None,
-            cache=cache,
-        )
-    except ConfigurationError as exc:
-        log.error("embedding source unavailable, keyword recall only: %s", exc.message)
-        notes.append(exc.message)
-        embedder = None
+    embedder = _embedding_source(settings, http, cache, notes)
     sqlite_vec = SqliteVecIndex(
         store.writer,
         store.reader,
@@ -279,18 +302,7 @@ def build_engine(
     )
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
-        if qdrant_factory is None:
-            from shared.vector_index.qdrant import make_qdrant_index
-
-            qdrant = make_qdrant_index(
-                settings.qdrant_url,
-                settings.qdrant_api_key,
-                settings.qdrant_collection,
-                settings.vector_quantization,
-                settings.qdrant_timeout_s,
-            )
-        else:
-            qdrant = qdrant_factory(settings)
+        qdrant = _qdrant_index(settings, qdrant_factory)
     keywords = build_keyword_index(settings, store)
     return Engine(
         embedder=embedder,
