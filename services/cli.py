@@ -1,4 +1,4 @@
-"""The ``mnemogate`` command line: serve, worker, migrate, keys, reindex, sweep, summarize.
+"""The ``mnemogate`` command line: serve, worker, migrate, keys, stats, reindex, sweep, summarize.
 
 Settings come from ``MNEMOGATE_*`` environment variables (see ``deploy/mnemogate.env.example``);
 ``serve --host/--port`` override them. Exit status: 0 success, 1 failure, 2 usage error.
@@ -12,9 +12,11 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from services import cli_vectors
+from services import cli_control, cli_vectors
+from shared.control_api import key_view
 from shared.errors import MnemogateError
 from shared.jobs.queue import resolve_queue_name
+from shared.logs import configure_logging
 from shared.settings import Settings, load_settings
 from shared.store import Store
 from shared.store.connection import migrate, open_connection
@@ -28,6 +30,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None)
     worker = sub.add_parser("worker", help="run an arq worker (needs MNEMOGATE_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="drain the queue, then exit")
+    worker.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve the worker's Prometheus metrics on MNEMOGATE_HOST:N/metrics",
+    )
     sub.add_parser("migrate", help="apply database migrations")
     keys = sub.add_parser("keys", help="manage client API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -43,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--owner", default=None, metavar="ID", help="only this owner")
     summarize.add_argument("--dry-run", action="store_true", help="show summaries, change nothing")
     cli_vectors.add_parsers(sub)
+    cli_control.add_parsers(sub, keys_sub)
     return p
 
 
@@ -57,6 +67,8 @@ async def _migrate(settings: Settings) -> int:
 
 
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    if args.keys_command == "update":
+        return await cli_control.run_keys_update(settings, args)
     store = await Store.open(settings.db_path)
     try:
         if args.keys_command == "create":
@@ -66,7 +78,11 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
         elif args.keys_command == "list":
             for k in await store.keys.list():
                 status = "revoked" if k.revoked_at else "active"
-                print(f"{k.id}\t{k.name}\t{k.prefix}…\t{status}")
+                view = key_view(k)
+                print(
+                    f"{k.id}\t{k.name}\t{k.prefix}…\t{status}\trecall={view.recall}\t"
+                    f"learn={view.learn}"
+                )
         elif args.keys_command == "revoke":
             if not await store.keys.revoke(args.id):
                 print(f"no active key with id {args.id}", file=sys.stderr)
@@ -84,7 +100,15 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     host = args.host or settings.host
     port = args.port or settings.port
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    # log_config=None: uvicorn's loggers go through the root handler (text or JSON lines)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        log_config=None,
+    )
     return 0
 
 
@@ -92,7 +116,12 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from workers.worker import run_worker
 
     store_id = asyncio.run(_migrate_and_identify(settings))
-    return run_worker(settings, resolve_queue_name(settings.queue_name, store_id), burst=args.burst)
+    queue_name = resolve_queue_name(settings.queue_name, store_id)
+    if args.metrics_port is not None:
+        from workers.metrics_server import start_metrics_server
+
+        start_metrics_server(settings, queue_name, args.metrics_port)
+    return run_worker(settings, queue_name, burst=args.burst)
 
 
 async def _migrate_and_identify(settings: Settings) -> str:
@@ -206,6 +235,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "worker": _worker,
     "migrate": lambda settings, args: asyncio.run(_migrate(settings)),
     "keys": lambda settings, args: asyncio.run(_keys(settings, args)),
+    "stats": lambda settings, args: asyncio.run(cli_control.run_stats(settings, args)),
     "sweep": lambda settings, args: asyncio.run(_sweep(settings, args)),
     "summarize": lambda settings, args: asyncio.run(_summarize(settings, args)),
     "reindex": lambda settings, args: asyncio.run(cli_vectors.run_reindex(settings, args.force)),
@@ -222,7 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command is None:
         return 2
     try:
-        return command(load_settings(), args)
+        settings = load_settings()
+        configure_logging(settings.log_format)
+        return command(settings, args)
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

@@ -59,6 +59,8 @@ from shared.extraction import (
     extract_with_llm,
     is_do_not_remember,
 )
+from shared.forget_guard import drop_forgotten, purge_forgotten
+from shared.forget_intent import detect_forget
 from shared.fts_query import build_match_query, query_terms
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
@@ -135,7 +137,8 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
     Only the newest ``max_turns`` (>= 1) indices from ``start`` on are considered; of those, a
     turn is dropped when its cleaned text (:func:`_clean_turn`: control characters other than
     newline and tab become spaces, stripped, cut to :data:`MAX_TURN_CHARS`) is empty, has no
-    letter or digit (:func:`has_word_character`), asks not to be remembered, or repeats
+    letter or digit (:func:`has_word_character`), asks not to be remembered or to forget something
+    (:func:`shared.forget_intent.detect_forget`), or repeats
     a newer turn of the window verbatim (the newest occurrence is kept). Pure; never raises.
     """
     first = max(start, len(user_turns) - max(1, max_turns), 0)
@@ -146,7 +149,7 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
         if not text or text in seen or not has_word_character(text):
             continue
         seen.add(text)
-        if not is_do_not_remember(text):
+        if not is_do_not_remember(text) and detect_forget(text) is None:
             kept.append((index, text))
     kept.reverse()
     return kept
@@ -352,8 +355,19 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
         if gone:
             jc.count("superseded", len(gone))
             await enqueue_vector_delete(jc.queue, gone)
+    # a forget made at or after this request wins over it (shared.forget_guard)
+    writes, forgotten = await drop_forgotten(store, p.owner_id, p.user_id, p.created_at, writes)
+    if forgotten:
+        facts_written = sum(1 for w in writes if w.source == "extraction")
+        captured = sum(1 for w in writes if w.source == "capture")
     written = await store.writes.upsert_many(writes, now=p.created_at)
-    ids = [memory.id for memory, _ in written if memory.needs_reindex]  # to embed
+    purged = await purge_forgotten(
+        store, p.owner_id, p.user_id, p.created_at, [m for m, _ in written], time.time()
+    )
+    if purged:
+        await enqueue_vector_delete(jc.queue, purged)
+    jc.count("forget_blocked", forgotten + len(purged))
+    ids = [memory.id for memory, _ in written if memory.needs_reindex and memory.id not in purged]
 
     # 7. cursor last, then events
     if total:

@@ -130,7 +130,12 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
-    """A client API key record (the secret itself is never stored, only its sha256)."""
+    """A client API key record (the secret itself is never stored, only its sha256).
+
+    ``recall_enabled`` / ``learn_enabled``: the key's memory switches (None = inherit from the
+    provider, then the global settings). ``max_memories`` / ``max_bytes``: the key's memory cap
+    (count; bytes of content), None = no cap.
+    """
 
     id: str
     name: str
@@ -138,3 +143,7 @@ class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
     created_at: float
     revoked_at: float | None
     last_used_at: float | None
+    recall_enabled: bool | None = None
+    learn_enabled: bool | None = None
+    max_memories: int | None = None
+    max_bytes: int | None = None

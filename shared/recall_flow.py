@@ -8,21 +8,34 @@ memory failure: the request then goes upstream unchanged with a ``degraded`` rea
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
+from collections.abc import Sequence
 
 import msgspec
 
 from shared.engine import Engine
 from shared.errors import MnemogateError
+from shared.forget_terms import without_named
 from shared.injection import RecalledMemory, format_memory_block
+from shared.metrics import note_recall
 from shared.models import Scope
 from shared.query_bound import bound_query
+from shared.ranking import estimate_tokens
 from shared.retrieval import recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
+
+
+@functools.lru_cache(maxsize=16_384)
+def _redacted(detector: SensitiveDetector, text: str) -> str:
+    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
+    requests, so redaction runs once per memory text rather than on every request."""
+    return detector.redact(text)
 
 
 class RecalledBlock(msgspec.Struct, kw_only=True):
@@ -33,6 +46,8 @@ class RecalledBlock(msgspec.Struct, kw_only=True):
     memory_ids: list[int]
     tier: str
     degraded: str | None = None
+    #: Estimated tokens of the block (:func:`shared.ranking.estimate_tokens`), 0 when empty.
+    tokens: int = 0
 
 
 async def recall_block(
@@ -43,6 +58,36 @@ async def recall_block(
     query: str,
     now: float,
     engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
+) -> RecalledBlock:
+    """:func:`recall_block_untimed`, timed and recorded in the metrics.
+
+    :func:`shared.metrics.note_recall` gets the duration by tier, the memories and tokens in the
+    block and the degradation reason (the one metrics hook of every client format's recall).
+    """
+    started = time.perf_counter()
+    recalled = await recall_block_untimed(
+        store, detector, settings, scope, query, now, engine, forget
+    )
+    note_recall(
+        time.perf_counter() - started,
+        recalled.tier,
+        len(recalled.memory_ids),
+        recalled.tokens,
+        recalled.degraded,
+    )
+    return recalled
+
+
+async def recall_block_untimed(
+    store: Store,
+    detector: SensitiveDetector,
+    settings: Settings,
+    scope: Scope,
+    query: str,
+    now: float,
+    engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
 ) -> RecalledBlock:
     """Recall memories for ``query`` in ``scope`` and format them as the injected block.
 
@@ -50,7 +95,9 @@ async def recall_block(
     block itself (``shared/formats``). Memory content is redacted by ``detector`` before it
     goes into the block (secrets that reached the store some other way are never injected
     verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
-    an empty block with ``degraded`` set.
+    an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
+    this message; recalled memories they name are left out
+    (:func:`shared.forget_terms.without_named`).
     """
     # bounded before any per-token work: one huge message must not stall the event loop
     query = bound_query(query, settings.recall_query_max_bytes, settings.recall_query_max_terms)
@@ -71,18 +118,20 @@ async def recall_block(
     except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+    memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(
-            content=detector.redact(m.content) if settings.sensitive_filter else m.content,
+            content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
             created_at=m.created_at,
             category=m.category,
         )
-        for m in result.memories
+        for m in memories
     ]
-    block = format_memory_block(recalled)
+    block = format_memory_block(recalled) if recalled else ""
     return RecalledBlock(
         block=block,
-        memory_ids=[m.id for m in result.memories] if block else [],
+        memory_ids=[m.id for m in memories] if block else [],
         tier=result.tier if block or not result.memories else "none",
         degraded=result.degraded,
+        tokens=estimate_tokens(block),
     )

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from shared.access_policy import Principal, readable_owners
+from shared.engine import Engine
 from shared.errors import InvalidRequest
 from shared.memory_api import (
     MAX_PREVIEW_BUDGET,
@@ -75,7 +76,12 @@ def preview_items(result: RecallResult) -> list[PreviewItem]:
 
 
 async def search_preview(
-    store: Store, settings: Settings, p: Principal, body: SearchPreview, now: float
+    store: Store,
+    settings: Settings,
+    p: Principal,
+    body: SearchPreview,
+    now: float,
+    engine: Engine | None = None,
 ) -> PreviewResult:
     """Run the recall code path (:func:`shared.retrieval.recall`) for ``body``.
 
@@ -93,7 +99,7 @@ async def search_preview(
     query = bound_query(
         body.query, settings.recall_query_max_bytes, settings.recall_query_max_terms
     )
-    result = await recall(store.memories, scope, query, effective, now)
+    result = await recall(store.memories, scope, query, effective, now, engine)
     items = preview_items(result)
     return PreviewResult(
         items=items,

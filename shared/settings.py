@@ -16,10 +16,12 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
 from shared.errors import ConfigurationError
+from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
@@ -27,13 +29,22 @@ ENV_PREFIX = "MNEMOGATE_"
 MAX_RECALL_TOKENS = 8000
 #: Most user turns one learn job reads.
 MAX_LEARN_TURNS = 100
+#: Upper bound of ``forget_max_matches``.
+MAX_FORGET_MATCHES = 1000
+#: Upper bound of ``end_user_max_chars``.
+MAX_END_USER_CHARS = 4096
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
 ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
+MetricsAccess = Literal["open", "admin", "off"]
+LogFormat = Literal["text", "json"]
 Quantization = Literal["float32", "int8"]
+#: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
+#: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
+ProviderMemory = Literal["off", "recall", "learn", "both"]
 
 
 class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -57,6 +68,7 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     formats: tuple[FormatName, ...] = ("chat", "responses", "embeddings")
     hoists_system: bool = False
     auth: AuthStyle = "bearer"
+    memory: ProviderMemory | None = None
 
     def speaks(self, fmt: str) -> bool:
         """True when this provider accepts the client format ``fmt`` (``chat``, ...)."""
@@ -90,6 +102,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 4 * 1024 * 1024
+    #: longest wait for a whole request body (seconds; /v1 and /api routes); then 408
+    body_read_timeout_s: float = 30.0
     admin_token: str = ""
     # default upstream provider
     upstream_base_url: str = "https://api.openai.com/v1"
@@ -106,6 +120,18 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     strip_headers: str = ""
     # recall and injection
     memory_enabled: bool = True
+    #: Global recall / learning switches (both also need ``memory_enabled``); API keys, providers
+    #: and request headers override them (docs/ARCHITECTURE.md, "Controlling memory").
+    recall_enabled: bool = True
+    learn_enabled: bool = True
+    #: Recognise "forget ..." requests in chat messages and delete what they name.
+    forget_detection: bool = True
+    #: A forget naming more memories than this is refused as too broad (deletes nothing). 1..1000.
+    forget_max_matches: int = 10
+    #: Request headers naming the end user behind a key, comma-separated, first one set wins.
+    end_user_headers: str = "x-mnemogate-user,x-openwebui-user-id"
+    #: Longest end-user id accepted (characters); longer ids are refused with a 400. 1..4096.
+    end_user_max_chars: int = 256
     recall_max_tokens: int = 2000
     recall_top_k: int = 20
     recall_max_memories: int = 10
@@ -116,6 +142,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_query_max_terms: int = 256
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
+    #: BM25 parameters of the in-memory keyword index (chosen on LoCoMo, see the README).
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.3
+    #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
+    recall_context_weight: float = 0.25
+    #: Byte budget of the per-process recall cache (least recently used owners are evicted).
+    recall_cache_mb: int = 512
+    #: A recall reads the change feed first when it was last read longer ago than this.
+    recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
     rrf_k: float = 2.0
@@ -176,9 +211,13 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: shared.store.integrity for the cost bound.
     integrity_check_interval_s: float = 30.0
 
+    # observability
+    metrics_access: MetricsAccess = "admin"
+    log_format: LogFormat = "text"
+
     def __post_init__(self) -> None:
-        if self.max_body_bytes <= 0:
-            raise ConfigurationError("max_body_bytes must be positive")
+        if self.max_body_bytes <= 0 or self.body_read_timeout_s <= 0:
+            raise ConfigurationError("max_body_bytes and body_read_timeout_s must be positive")
         if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
@@ -188,10 +227,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
             raise ConfigurationError("rrf_k must be positive")
+        _check_recall_engine(self)
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
         if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
+        if not 1 <= self.forget_max_matches <= MAX_FORGET_MATCHES:
+            raise ConfigurationError("forget_max_matches must be within 1..1000")
+        if not 1 <= self.end_user_max_chars <= MAX_END_USER_CHARS:
+            raise ConfigurationError("end_user_max_chars must be within 1..4096")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
         if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
@@ -201,6 +245,25 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def embedded(self) -> bool:
         """True when no Redis URL is configured: jobs run in-process (embedded mode)."""
         return not self.redis_url
+
+
+MAX_FRESHNESS_MS = 1000
+"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+
+
+def _check_recall_engine(s: Settings) -> None:
+    """Validate the recall engine's settings.
+
+    Raises:
+        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
+            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
+    """
+    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
+        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
+    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
+        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
+        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 
 
 def settings_fields() -> tuple[str, ...]:
@@ -266,13 +329,28 @@ def load_providers(
     its ``kind`` preset fills the keys it does not set (:mod:`shared.provider_kinds`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds; or a
+            base URL's host is refused by the outbound policy (cloud metadata, link-local, ...:
+            :func:`shared.outbound_policy.blocked_host_reason`).
     """
     env = os.environ if environ is None else environ
     providers = {"default": default_provider(settings)}
-    if not settings.providers_file:
-        return providers
-    path = Path(settings.providers_file)
+    if settings.providers_file:
+        providers.update(_file_providers(Path(settings.providers_file), env))
+    for provider in providers.values():
+        reason = blocked_host_reason(urlsplit(provider.base_url).hostname or "")
+        if reason is not None and reason != "no host":
+            raise ConfigurationError(f"provider {provider.name!r}: base URL points at {reason}")
+    return providers
+
+
+def _file_providers(path: Path, env: Mapping[str, str]) -> dict[str, ProviderConfig]:
+    """The providers listed in the JSON or TOML file at ``path`` (see :func:`load_providers`).
+
+    Raises:
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
+    """
+    providers: dict[str, ProviderConfig] = {}
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)

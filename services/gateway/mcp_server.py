@@ -1,6 +1,7 @@
 """MCP server at ``/mcp`` (Streamable HTTP, the official ``mcp`` package, stateless JSON mode).
 
-Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``.
+Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``,
+``memory_forget``.
 Tenant isolation is enforced by authentication, never by arguments (see "Tenancy and access" in
 ``docs/ARCHITECTURE.md``): every HTTP request to ``/mcp`` must carry ``Authorization: Bearer <client
 key>``; :class:`McpGateway` authenticates it before the MCP transport sees the request and stores
@@ -27,10 +28,12 @@ from starlette.types import Receive, Scope, Send
 from services.gateway.auth import authenticate_client
 from services.gateway.errors import error_response
 from services.gateway.state import GatewayState, state_of
-from shared import memory_crud
+from shared import control_api, memory_crud
 from shared import search_preview as preview
 from shared.access_policy import Principal
+from shared.control_api import ForgetQuery
 from shared.errors import MnemogateError
+from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.memory_api import (
     BulkDelete,
     ListQuery,
@@ -47,7 +50,7 @@ INSTRUCTIONS = (
     "Long-term memory of this API key. memory_search recalls memories relevant to a query; "
     "memory_add stores one; memory_list pages through them; memory_delete removes one by id; "
     "memory_clear removes every memory matching filters (dry_run to count first; no filter "
-    "needs all=true)."
+    "needs all=true); memory_forget(query) forgets what a query names, as a forget said in chat."
 )
 
 
@@ -209,7 +212,41 @@ async def memory_clear(
     return cleared
 
 
-TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear)
+async def memory_forget(
+    ctx: Context[Any, Any], query: str, user_id: str = "", dry_run: bool = False
+) -> dict[str, Any]:
+    """Forget what `query` names, with the same matcher as a forget said in chat.
+
+    `query` is a target ("my phone number") or a request ("please forget where I work"); among
+    this key's memories (of end user `user_id`) only those holding every topic word go, with a
+    clear margin; their derived copies (captured turns, summaries) go too, from every tier.
+
+    Returns {"reason": ok|no_target|no_match|too_broad|ambiguous, "deleted": [{"id", "key",
+    "category", "via"}], "dry_run"}.
+    """
+    state, principal = _caller(ctx)
+
+    async def on_deleted(ids: list[int]) -> None:
+        await enqueue_vector_delete(state.queue, ids)
+
+    try:
+        owner = control_api.forget_owner(False, principal.key_id, None)
+        result = await control_api.forget_by_query(
+            state.store,
+            owner,
+            ForgetQuery(q=query, user_id=user_id, dry_run=dry_run),
+            now=time.time(),
+            source="mcp",
+            max_matches=state.settings.forget_max_matches,
+            on_deleted=on_deleted,
+        )
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    out: dict[str, Any] = _plain(result)
+    return out
+
+
+TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear, memory_forget)
 
 
 class McpGateway:

@@ -1,12 +1,14 @@
 """The one request flow of every memory route (chat completions, responses, messages).
 
 authenticate → read and validate the body (the route's :class:`WireFormat`) → select the
-provider (``provider/model``) and check it speaks the format → decide the memory switches and
-the scope → recall one block for the newest user input and let the format place it → forward
-with the client's headers → relay JSON or SSE → after a successful end, enqueue learning and
-access recording. The request path never writes memories and never calls an LLM; a memory
-failure sends the request upstream unchanged with ``x-mnemogate-memory-degraded``
-(docs/ARCHITECTURE.md). Embeddings use the same steps without memory (:func:`serve_plain`).
+provider (``provider/model``) and check it speaks the format → decide the end user, the memory
+switches and a forget request (:mod:`services.gateway.memory_control`; a forget is queued as a
+job) and the scope → recall one block for the newest user input (leaving out what a forget
+names) and let the format place it → forward with the client's headers → relay JSON or SSE →
+after a successful end, enqueue learning and access recording. The request path never writes
+memories and never calls an LLM; a memory failure sends the request upstream unchanged with
+``x-mnemogate-memory-degraded`` (docs/ARCHITECTURE.md). Embeddings use the same steps
+without memory (:func:`serve_plain`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,15 @@ from services.gateway import proxy
 from services.gateway.auth import authenticate_client
 from services.gateway.body import read_body
 from services.gateway.headers import HeaderPolicy, header_policy, upstream_request_headers
+from services.gateway.memory_control import (
+    MemoryControl,
+    control_headers,
+    enqueue_forget,
+    resolve_control,
+)
 from services.gateway.relay import OnSuccess, Upstream, relay_json, relay_stream
 from services.gateway.state import GatewayState, state_of
-from services.gateway.switches import Switches, memory_switches, request_scope
+from services.gateway.switches import request_scope
 from shared.formats import raw as rawjson
 from shared.formats.base import ParsedRequest, Placement, WireFormat
 from shared.injection import ProviderCapabilities
@@ -56,17 +64,20 @@ class MemoryOutcome:
     fields: rawjson.Fields
     headers: dict[str, str]
     memory_ids: list[int]
+    tokens: int = 0
 
 
 async def begin(request: Request, fmt: WireFormat) -> Call:
     """Authenticate, read, validate and route one request.
 
     Raises:
-        AuthenticationFailed, PayloadTooLarge, InvalidRequest: rendered in the route's shape.
+        AuthenticationFailed, PayloadTooLarge, RequestTimeout, InvalidRequest: rendered in the
+            route's shape.
     """
     state = state_of(request)
     key = await authenticate_client(request, state.store, x_api_key=fmt.x_api_key)
-    raw = await read_body(request, state.settings.max_body_bytes)
+    settings = state.settings
+    raw = await read_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
     parsed = fmt.parse(raw)
     provider, upstream_model = proxy.select_provider(parsed.model, state.providers)
     proxy.require_format(provider, fmt.name)
@@ -85,11 +96,14 @@ def placement_for(call: Call) -> Placement:
     return Placement(strategy=call.state.settings.injection_strategy, caps=caps)
 
 
-async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> MemoryOutcome:
-    """Recall a block for the newest user input and place it (never raises for memory)."""
+async def remember(call: Call, scope: Scope, control: MemoryControl, now: float) -> MemoryOutcome:
+    """Recall a block for the newest user input and place it (never raises for memory).
+
+    Memories named by a forget request in this input are left out of the block.
+    """
     headers = {"x-mnemogate-memory-injected": "0", "x-mnemogate-memory-tier": "none"}
     fields = call.parsed.fields
-    if not switches.recall:
+    if not control.switches.recall:
         return MemoryOutcome(fields, headers, [])
     state = call.state
     found = await recall_block(
@@ -100,6 +114,7 @@ async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> 
         call.parsed.query,
         now,
         state.jobs.engine,
+        forget=control.forget_stems,
     )
     if found.degraded:
         headers["x-mnemogate-memory-degraded"] = found.degraded
@@ -116,25 +131,32 @@ async def remember(call: Call, scope: Scope, switches: Switches, now: float) -> 
             headers["x-mnemogate-memory-tier"] = "none"
         return MemoryOutcome(fields, headers, [])
     headers["x-mnemogate-memory-injected"] = str(len(found.memory_ids))
-    return MemoryOutcome(placed, headers, found.memory_ids)
+    return MemoryOutcome(placed, headers, found.memory_ids, found.tokens)
 
 
 def after_success(
-    call: Call, scope: Scope, switches: Switches, memory_ids: list[int], now: float
+    call: Call,
+    scope: Scope,
+    control: MemoryControl,
+    memory: MemoryOutcome,
+    now: float,
+    request_id: str,
 ) -> OnSuccess:
     """The callback run after a successful exchange.
 
-    Record access, enqueue learning from the user's turns (the assistant text travels as context
-    only).
+    Record access (and the tokens injected), enqueue learning from the user's turns (the
+    assistant text travels as context only).
     """
     state = call.state
     parsed = call.parsed
 
     async def done(assistant_text: str) -> None:
         try:
-            turns = parsed.user_turns if switches.learn else []
-            if memory_ids and state.access is not None:
-                state.access.add(scope.owner_id, scope.user_id, memory_ids)
+            turns = parsed.user_turns if control.switches.learn else []
+            if memory.memory_ids and state.access is not None:
+                state.access.add(
+                    scope.owner_id, scope.user_id, memory.memory_ids, tokens=memory.tokens
+                )
             if turns and turns[-1].strip():
                 payload = LearnPayload(
                     owner_id=scope.owner_id,
@@ -143,7 +165,7 @@ def after_success(
                     user_turns=turns,
                     assistant_text=assistant_text[:4000],
                     created_at=now,
-                    request_id=secrets.token_hex(8),
+                    request_id=request_id,
                 )
                 await state.queue.enqueue(LEARN, payload)
         except Exception:
@@ -177,14 +199,26 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     """Handle one request of a memory route (JSON or SSE) in format ``fmt``."""
     call = await begin(request, fmt)
     now = time.time()
-    scope = request_scope(request, call.key, call.parsed.end_user)
-    switches = memory_switches(request, call.state.settings, call.provider, call.key)
-    memory = await remember(call, scope, switches, now)
+    control = resolve_control(
+        request.headers,
+        call.parsed.end_user,
+        call.key,
+        call.provider,
+        call.state.settings,
+        call.parsed.query,
+    )
+    scope = request_scope(request, call.key, control.user_id)
+    request_id = secrets.token_hex(8)
+    await enqueue_forget(call.state.queue, control, call.key.id, now, request_id)
+    memory = await remember(call, scope, control, now)
+    memory.headers.update(control_headers(control, memory.tokens))
     policy = header_policy(call.state.settings.strip_headers)
     up = _upstream(call, request, memory.fields, policy)
-    on_success = after_success(call, scope, switches, memory.memory_ids, now)
+    on_success = after_success(call, scope, control, memory, now, request_id)
     relay = relay_stream if call.parsed.stream else relay_json
-    return await relay(up, memory.headers, policy, on_success, fmt)
+    # embedded mode: learning is recorded before the response completes (docs/ARCHITECTURE.md)
+    durable = call.state.settings.embedded
+    return await relay(up, memory.headers, policy, on_success, fmt, durable=durable)
 
 
 async def serve_plain(request: Request, fmt: WireFormat) -> Response:

@@ -12,13 +12,16 @@ from shared.store.api_keys import ApiKeyStore
 from shared.store.connection import migrate, open_connection
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
+from shared.store.forget import ForgetStore
 from shared.store.identity import IdentityStore
+from shared.store.key_cap import KeyCapStore
 from shared.store.memories import MemoryStore, Retention
 from shared.store.memories.admin import MemoryAdminStore
 from shared.store.memories.export_import import MemoryExportStore
 from shared.store.memories.lifecycle import LifecycleStore
 from shared.store.outbox import OutboxStore
 from shared.store.settings_row import SettingsStore
+from shared.store.usage import UsageStore
 
 __all__ = ["Retention", "Store"]
 
@@ -28,7 +31,8 @@ class Store:
 
     ``memories`` (reads), ``writes`` (memory writes), ``admin`` (operator queries over memories),
     ``exports`` (export/import), ``lifecycle`` (sweep, decay, summaries), ``keys``, ``outbox``,
-    ``events``, ``cursors``, ``settings``, ``identity``.
+    ``events``, ``cursors``, ``settings``, ``identity``, ``forget`` (forget candidates, derived
+    copies, tombstones), ``usage`` (memory usage per key and day), ``key_cap`` (per-key cap).
 
     ``memories`` uses the reader connection (recall, listing); ``writes`` uses the writer one.
     """
@@ -48,6 +52,9 @@ class Store:
         self.settings = SettingsStore(writer)
         self.lifecycle = LifecycleStore(writer)
         self.identity = IdentityStore(reader)
+        self.forget = ForgetStore(writer)
+        self.usage = UsageStore(writer)
+        self.key_cap = KeyCapStore(writer)
 
     @classmethod
     async def open(cls, path: str, *, run_migrations: bool = True) -> Store:

@@ -30,8 +30,10 @@ async def decode_body(request: Request, type_: type[T], *, required: bool = True
     Raises:
         InvalidRequest: empty but required, not JSON, or not valid for ``type_``.
         PayloadTooLarge: body too big.
+        RequestTimeout: the body did not arrive within ``body_read_timeout_s``.
     """
-    raw = await read_body(request, state_of(request).settings.max_body_bytes)
+    settings = state_of(request).settings
+    raw = await read_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
     if not raw.strip():
         if required:
             raise InvalidRequest("a JSON request body is required", code="missing_body")

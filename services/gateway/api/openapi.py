@@ -14,6 +14,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from services.gateway.api import control
 from services.gateway.api.codec import json_response
 from services.gateway.api.openapi_rules import (
     VARIANT_PARAMETER,
@@ -25,9 +26,11 @@ from services.gateway.api.openapi_rules import (
 from services.gateway.api.openapi_schemas import EXTRA_SCHEMAS, REF
 from services.gateway.api.openapi_schemas import OBJECT as _OBJECT
 from shared.errors import InvalidRequest
+from shared.event_log import EventPage, EventQuery
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
@@ -55,6 +58,10 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ImportRow,
     ListQuery,
     ExportQuery,
+    ImportQuery,
+    EventQuery,
+    EventPage,
+    *control.SCHEMA_STRUCTS,
 )
 
 
@@ -130,8 +137,12 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory/import",
         method="post",
-        summary="Import JSON Lines from an export (idempotent on id, keeps times)",
+        summary=(
+            "Import JSON Lines from an export (idempotent on id, keeps times); content is "
+            "redacted like learned text unless verbatim=true"
+        ),
         body="ImportRow",
+        query="ImportQuery",
         body_media="application/x-ndjson",
         response="ImportResult",
     ),
@@ -202,6 +213,17 @@ OPERATIONS: tuple[Op, ...] = (
         body="SettingsPatch",
         response="SettingsView",
     ),
+    Op(
+        path="/api/events",
+        method="get",
+        summary=(
+            "Events timeline, newest first (learning, injections, forgets, evictions, dead "
+            "letters, settings changes); a client key reads its own owner's only"
+        ),
+        response="EventPage",
+        query="EventQuery",
+    ),
+    *(Op(**spec) for spec in control.OPERATIONS),
 )
 
 _ERRORS = {

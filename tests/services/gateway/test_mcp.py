@@ -46,6 +46,7 @@ def test_tools_listed_without_owner_arguments(gw: GatewayHarness) -> None:
                 "memory_list",
                 "memory_delete",
                 "memory_clear",
+                "memory_forget",
             }
             for tool in tools:
                 props = set(tool.input_schema.get("properties", {}))
