@@ -94,6 +94,9 @@ CAS_RETRIES = 5
 # Inclusive (low, high) bounds of numeric fields; any other numeric field must be finite and >= 0.
 BOUNDS: dict[str, tuple[float, float]] = {
     "max_body_bytes": (1, 1 << 30),
+    # under 1 s a slow but healthy client could not send a body
+    "body_read_timeout_s": (1, 3600),
+    "bm25_b": (0, 1),
     "upstream_timeout_s": (0.001, 3600),
     "upstream_connect_timeout_s": (0.001, 600),
     "recall_max_tokens": (0, 8000),

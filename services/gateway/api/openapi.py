@@ -236,8 +236,9 @@ _ERRORS = {
 
 
 def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    required = set(schema.get("required", ()))
     return [
-        {"name": name, "in": "query", "required": False, "schema": prop}
+        {"name": name, "in": "query", "required": name in required, "schema": prop}
         for name, prop in schema.get("properties", {}).items()
     ]
 

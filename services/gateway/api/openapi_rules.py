@@ -3,9 +3,9 @@
 They are written into the OpenAPI document so that it describes exactly what the server accepts.
 
 * Admin token vs client key: the admin must name ``owner_id`` (non-empty) to create a memory,
-  preview a search or summarize, while a client key may omit it (it is its own owner). The
-  document therefore comes in two variants, ``GET /api/openapi.json?for=admin`` and the default
-  ``?for=client``.
+  preview a search, summarize or forget by query, while a client key may omit it (it is its
+  own owner). The document therefore comes in two variants,
+  ``GET /api/openapi.json?for=admin`` and the default ``?for=client``.
 * Bulk delete needs a filter, ``all: true`` or ``dry_run: true`` (an ``anyOf`` of the ways to
   satisfy it; ``owner_id`` counts only for the admin).
 * ``PUT /api/settings`` takes exactly the runtime-editable fields, each nullable, with the type
@@ -44,7 +44,7 @@ VARIANT_PARAMETER: dict[str, Any] = {
 }
 """The ``for`` query parameter of ``GET /api/openapi.json``."""
 
-_OWNER_REQUIRED_FOR_ADMIN = ("MemoryCreate", "SearchPreview", "SummarizeRequest")
+_OWNER_REQUIRED_FOR_ADMIN = ("MemoryCreate", "SearchPreview", "SummarizeRequest", "ForgetQuery")
 _BULK_FILTERS = ("user_id", "session_id", "type", "category")
 _NULLABLE_COUNTS = {"Engine": ("memories", "pending_reindex"), "Stats": ("pending_reindex",)}
 
@@ -87,10 +87,13 @@ def apply_principal(schemas: dict[str, Any], admin: bool) -> dict[str, Any]:
 def extra_errors(path: str, method: str, has_body: bool) -> dict[str, tuple[str, str]]:
     """Error statuses of one operation beyond the common ones.
 
-    413 with a body, 409 on a memory edit (the new key is taken). Values are (description,
-    schema name).
+    413 and 408 with a body, 409 on a memory edit (the new key is taken). Values are
+    (description, schema name).
     """
-    out = {"413": ("The body exceeds MNEMOGATE_MAX_BODY_BYTES", "Error")} if has_body else {}
+    out: dict[str, tuple[str, str]] = {}
+    if has_body:
+        out["413"] = ("The body exceeds MNEMOGATE_MAX_BODY_BYTES", "Error")
+        out["408"] = ("The body did not arrive within MNEMOGATE_BODY_READ_TIMEOUT_S", "Error")
     if path == "/api/memory/{id}" and method == "patch":
         out["409"] = ("The new key is used by another memory of the owner", "Error")
     return out
