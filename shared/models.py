@@ -52,7 +52,11 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
-    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert)."""
+    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert).
+
+    ``context`` is the text of the conversation turns around the one the memory came from: a
+    search-only field, never injected (:mod:`shared.turn_context`); ``""`` = unknown.
+    """
 
     owner_id: str
     content: str
@@ -65,6 +69,7 @@ class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
     source: str = "api"
     expires_at: float | None = None
     relevance: float = 1.0
+    context: str = ""
 
 
 class Scope(msgspec.Struct, frozen=True, kw_only=True):

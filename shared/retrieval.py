@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
@@ -199,12 +200,17 @@ async def recall(
             retention=retention,
             common_df=settings.keyword_common_term_df,
         )
+        # an echo of the query (a stored copy of this question) never sets the floor
+        content = {i: m.content for i, m in memories.items()}
+        keyword = drop_echoes(query, keyword, content, lambda c: c.memory_id)
         keyword = apply_relevance_floor(keyword, relative_floor=settings.recall_relative_floor)
     if not vector and not keyword:
         return RecallResult(memories=[], tier="none", degraded=degraded)
     if vector:
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await store.get_many(missing))
+        content = {i: m.content for i, m in memories.items()}
+        vector = drop_echoes(query, vector, content, lambda c: c.memory_id)
         fused = fuse_candidates(
             keyword,
             [c for c in vector if c.memory_id in memories],

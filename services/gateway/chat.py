@@ -31,7 +31,7 @@ from services.gateway.sse import (
 )
 from services.gateway.state import GatewayState
 from shared.errors import MnemogateError
-from shared.injection import ProviderCapabilities, all_user_texts
+from shared.injection import ProviderCapabilities, all_user_texts, assistant_replies
 from shared.jobs.payloads import LEARN, LearnPayload, RecordAccessPayload
 from shared.models import Scope
 from shared.recall_flow import MemoryPlan, plan_memory
@@ -96,6 +96,7 @@ async def chat_completions(request: Request) -> Response:
 
     # learning reads the caller's own messages, never the injected copy
     user_turns = all_user_texts(body["messages"]) if learn_enabled else []
+    replies = assistant_replies(body["messages"]) if learn_enabled else []
     headers = {"x-mnemogate-memory-injected": "0", "x-mnemogate-memory-tier": "none"}
     plan: MemoryPlan | None = None
     if use_memory:
@@ -127,6 +128,7 @@ async def chat_completions(request: Request) -> Response:
             user_id=scope.user_id,
             session_id=session_id,
             user_turns=user_turns,
+            replies=replies,
             created_at=now,
             request_id=secrets.token_hex(8),
         )

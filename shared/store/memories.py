@@ -107,14 +107,16 @@ def visibility_sql(
 
 _UPSERT_SQL = f"""
 INSERT INTO memories (public_id, owner_id, user_id, session_id, type, category, key, content,
-    search_text, metadata, source, created_at, updated_at, expires_at, relevance, needs_reindex)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
+    search_text, metadata, source, created_at, updated_at, expires_at, relevance, context,
+    needs_reindex)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
 ON CONFLICT (owner_id, user_id, key) DO UPDATE SET
     session_id = excluded.session_id,
     type = excluded.type,
     category = excluded.category,
     content = excluded.content,
     search_text = excluded.search_text,
+    context = CASE WHEN excluded.context = '' THEN memories.context ELSE excluded.context END,
     metadata = json_patch(memories.metadata, excluded.metadata),
     source = excluded.source,
     updated_at = excluded.updated_at,
@@ -139,7 +141,8 @@ class MemoryStore:
         """Insert, or update the row with the same (owner, user, key); returns (row, created).
 
         On update ``created_at`` and ``access_count`` are kept, metadata is merged (JSON merge
-        patch, RFC 7386) and the row is marked for re-embedding only if its content changed.
+        patch, RFC 7386), an empty ``context`` keeps the stored one, and the row is marked for
+        re-embedding only if its content changed.
 
         Raises:
             StoreError: the database failed.
@@ -182,6 +185,7 @@ class MemoryStore:
                             ts,
                             new.expires_at,
                             new.relevance,
+                            new.context,
                         ),
                     )
                     row = await cur.fetchone()
@@ -452,3 +456,26 @@ class MemoryStore:
                     [owner_id, user_id, *keys],
                 )
         return [int(r[0]) for r in rows]
+
+    async def set_context(
+        self, owner_id: str, user_id: str, key: str, context: str, now: float
+    ) -> int | None:
+        """Replace the ``context`` of the memory (``owner_id``, ``user_id``, ``key``) if it exists.
+
+        Used when the turn after a captured one arrives in a later request. Never creates a row
+        (a memory deleted meanwhile stays deleted); ``updated_at`` becomes ``now`` (unix seconds)
+        when the text changed. Returns the rowid updated, else ``None``.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        with store_errors("updating memory context"):
+            async with transaction(self.conn):
+                rows = list(
+                    await self.conn.execute_fetchall(
+                        "UPDATE memories SET context = ?, updated_at = ? WHERE owner_id = ? AND "
+                        "user_id = ? AND key = ? AND context <> ? RETURNING id",
+                        [context, now, owner_id, user_id, key, context],
+                    )
+                )
+        return int(rows[0][0]) if rows else None
