@@ -19,9 +19,9 @@ One ``learn`` job handles one exchange (:class:`~shared.jobs.payloads.LearnPaylo
    capture each new turn as an episodic ``turn`` memory unless it only asks a question or makes a
    request (:func:`shared.echo.is_question_or_request`), delete contradicted facts; facts and
    captured turns are written in one transaction (all or nothing).
-5. **Previous turn's context.** The turn before this request's first new one learned its context
-   without the turn that followed it (that turn arrives now): its context is recomputed and
-   updated if that memory exists (never re-created).
+5. **Previous turns' context.** The two turns before this request's first new one learned their
+   context without the turns that followed them (those arrive now): their context is recomputed
+   and updated where the memory exists (never re-created).
 6. The cursor is written last; then ``extraction`` / ``capture`` events and counters.
 
 Idempotent: facts upsert on (owner, user, key), captured turns on the hash of the conversation
@@ -42,7 +42,7 @@ from shared.jobs.payloads import LearnPayload
 from shared.memory_writes import FactWrites, capture_writes, fact_writes, sanitise_fact, supersede
 from shared.models import NewMemory
 from shared.new_turns import clean_turn, learnable_turns, prefix_ids
-from shared.turn_context import chat_sequence, neighbour_context
+from shared.turn_context import AFTER, chat_sequence, neighbour_context
 
 __all__ = ["LearnResult", "is_grounded", "learn", "learnable_turns", "prefix_ids", "sanitise_fact"]
 
@@ -132,15 +132,17 @@ def _fact_contexts(jc: JobContext, p: LearnPayload, ex: Extraction) -> dict[int,
     }
 
 
-async def _update_previous_context(jc: JobContext, p: LearnPayload, turns: _Turns) -> None:
-    """Step 5: recompute the context of the turn before the first new one, if it was captured."""
-    previous = turns.learned - 1
-    if not jc.settings.capture_turns or previous < max(0, turns.first - 1):
+async def _update_previous_contexts(jc: JobContext, p: LearnPayload, turns: _Turns) -> None:
+    """Step 5: recompute the context of the :data:`~shared.turn_context.AFTER` turns before the
+    first new one (their following turns arrived in this request), where they were captured."""
+    if not jc.settings.capture_turns:
         return
-    context = _contexts(jc, p, [previous])[previous]
-    key = turns.keys[previous]
-    if await jc.store.writes.set_context(p.owner_id, p.user_id, key, context, p.created_at):
-        jc.count("context_updated")
+    previous = range(max(0, turns.learned - AFTER), turns.learned)
+    contexts = _contexts(jc, p, previous)
+    keys = turns.keys
+    pairs = [(keys[i], contexts[i]) for i in previous]
+    updated = await jc.store.writes.set_contexts(p.owner_id, p.user_id, pairs, p.created_at)
+    jc.count("context_updated", len(updated))
 
 
 async def _finish(
@@ -184,7 +186,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
     writes = facts.writes + captures
     await supersede(jc, p, writes)
     written = await jc.store.writes.upsert_many(writes, now=p.created_at)
-    await _update_previous_context(jc, p, turns)
+    await _update_previous_contexts(jc, p, turns)
     await _finish(jc, p, turns, extraction, facts, len(captures))
     return LearnResult(
         turns=len(p.user_turns) - max(turns.learned, turns.first),

@@ -457,25 +457,32 @@ class MemoryStore:
                 )
         return [int(r[0]) for r in rows]
 
-    async def set_context(
-        self, owner_id: str, user_id: str, key: str, context: str, now: float
-    ) -> int | None:
-        """Replace the ``context`` of the memory (``owner_id``, ``user_id``, ``key``) if it exists.
+    async def set_contexts(
+        self, owner_id: str, user_id: str, contexts: Sequence[tuple[str, str]], now: float
+    ) -> builtins.list[int]:
+        """Replace the ``context`` of the memories (``owner_id``, ``user_id``, key) that exist.
 
-        Used when the turn after a captured one arrives in a later request. Never creates a row
-        (a memory deleted meanwhile stays deleted); ``updated_at`` becomes ``now`` (unix seconds)
-        when the text changed. Returns the rowid updated, else ``None``.
+        ``contexts`` holds ``(key, context)`` pairs; all are written in one transaction. Used
+        when the turns after a captured one arrive in a later request. Never creates a row (a
+        memory deleted meanwhile stays deleted); a row whose context is unchanged is not
+        touched; ``updated_at`` of a changed row becomes ``now`` (unix seconds). Returns the
+        rowids updated.
 
         Raises:
             StoreError: the database failed.
         """
+        updated: builtins.list[int] = []
+        if not contexts:
+            return updated
         with store_errors("updating memory context"):
             async with transaction(self.conn):
-                rows = list(
-                    await self.conn.execute_fetchall(
-                        "UPDATE memories SET context = ?, updated_at = ? WHERE owner_id = ? AND "
-                        "user_id = ? AND key = ? AND context <> ? RETURNING id",
-                        [context, now, owner_id, user_id, key, context],
+                for key, context in contexts:
+                    rows = builtins.list(
+                        await self.conn.execute_fetchall(
+                            "UPDATE memories SET context = ?, updated_at = ? WHERE owner_id = ? "
+                            "AND user_id = ? AND key = ? AND context <> ? RETURNING id",
+                            [context, now, owner_id, user_id, key, context],
+                        )
                     )
-                )
-        return int(rows[0][0]) if rows else None
+                    updated.extend(int(r[0]) for r in rows)
+        return updated

@@ -115,3 +115,16 @@ async def test_context_is_redacted(jc):
     await learn(jc, request(["my email is jane.doe@example.com", T2], ["ok"], ""))
     for content, context, _meta in (await rows(jc)).values():
         assert "jane.doe@example.com" not in content + context
+
+
+async def test_user_only_chat_gets_the_full_window_as_turns_arrive(jc):
+    # a client that sends no assistant turns (or an empty answer): each later request completes
+    # the context of the two turns before its first new one
+    turns = ["I bought a red bike.", "It has three gears.", "I ride it to work.", "Rain is bad."]
+    for n in range(1, len(turns) + 1):
+        await learn(jc, request(turns[:n], [], ""))
+    got = await rows(jc)
+    ctx = {got[k][0]: got[k][1] for k in got if k.startswith("turn:")}
+    assert ctx[turns[0]] == f"{turns[1]}\n{turns[2]}"
+    assert ctx[turns[1]] == f"{turns[0]}\n{turns[2]}\n{turns[3]}"
+    assert ctx[turns[3]] == f"{turns[1]}\n{turns[2]}"
