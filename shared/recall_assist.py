@@ -1,0 +1,111 @@
+"""The optional recall helpers wired together: query rewrite before the search, rerank after it.
+
+Both are off by default and both fall back (original query / fused order) with a degradation
+reason on any failure (:mod:`shared.query_rewrite`, :mod:`shared.rerank`). Text sent to a
+helper leaves the process, so it is redacted of sensitive spans first when the sensitive filter
+is on. Cost per request when enabled: one extra HTTP call each (README, "Recall quality").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from shared.injection import all_user_texts, assistant_replies
+from shared.query_rewrite import REWRITE_ERROR, rewrite_query, search_text
+from shared.rerank import rerank, reranked_order
+from shared.sensitive import SensitiveDetector
+from shared.settings import ProviderConfig, Settings
+
+log = logging.getLogger("mnemogate.recall")
+
+
+@dataclass(frozen=True)
+class RecallAssist:
+    """What the helpers need: an HTTP client, the configured providers, the redactor."""
+
+    http: httpx.AsyncClient
+    providers: Mapping[str, ProviderConfig]
+    detector: SensitiveDetector
+
+
+def _redacted(assist: RecallAssist, settings: Settings, text: str) -> str:
+    """``text`` with sensitive spans replaced when the sensitive filter is on."""
+    return assist.detector.redact(text) if settings.sensitive_filter else text
+
+
+def history_of(messages: Sequence[Any]) -> list[tuple[str, str]]:
+    """``(role, text)`` of the user and assistant turns before the newest user message. Pure."""
+    users = all_user_texts(messages)
+    replies = assistant_replies(messages)
+    out: list[tuple[str, str]] = []
+    for i, text in enumerate(users[:-1]):
+        out.append(("user", text))
+        if i < len(replies) and replies[i].strip():
+            out.append(("assistant", replies[i]))
+    return out
+
+
+async def search_query(
+    assist: RecallAssist | None, settings: Settings, messages: Sequence[Any], query: str
+) -> tuple[str, str | None]:
+    """The text to search with and a degradation reason (``None`` when fine or off).
+
+    Off (``query_rewrite_provider`` empty or no ``assist``) → ``query`` unchanged. On →
+    :func:`shared.query_rewrite.search_text` of ``query`` and the model's rewrite, bounded by
+    ``query_rewrite_timeout_ms``; on failure ``query`` and the reason.
+    """
+    name = settings.query_rewrite_provider
+    if assist is None or not name:
+        return query, None
+    provider = assist.providers.get(name)
+    if provider is None:
+        return query, REWRITE_ERROR
+    history = [(role, _redacted(assist, settings, text)) for role, text in history_of(messages)]
+    result = await rewrite_query(
+        assist.http,
+        base_url=provider.base_url,
+        api_key=provider.api_key,
+        model=settings.query_rewrite_model,
+        history=history,
+        newest=_redacted(assist, settings, query),
+        timeout_s=settings.query_rewrite_timeout_ms / 1000,
+    )
+    if result.error is not None:
+        log.warning("query rewrite failed (%s): %s", result.error, result.detail)
+        return query, result.error
+    return search_text(query, result.query), None
+
+
+async def reranked_ids(
+    assist: RecallAssist | None,
+    settings: Settings,
+    query: str,
+    ids: Sequence[int],
+    content_of: Mapping[int, str],
+) -> tuple[list[int], str | None]:
+    """``ids`` (fused order, best first) with the top ``rerank_candidates`` reranked.
+
+    Off (``rerank_url`` empty, no ``assist``, fewer than 2 ids) → ``ids`` unchanged. On failure
+    (bounded by ``rerank_timeout_ms``) the fused order and the reason.
+    """
+    if assist is None or not settings.rerank_url or len(ids) < 2:
+        return list(ids), None
+    top = list(ids[: settings.rerank_candidates])
+    result = await rerank(
+        assist.http,
+        url=settings.rerank_url,
+        api_key=settings.rerank_api_key,
+        model=settings.rerank_model,
+        query=_redacted(assist, settings, query),
+        documents=[_redacted(assist, settings, content_of.get(i, "")) for i in top],
+        timeout_s=settings.rerank_timeout_ms / 1000,
+    )
+    if result.error is not None:
+        log.warning("rerank failed (%s): %s", result.error, result.detail)
+        return list(ids), result.error
+    return [*reranked_order(top, result.scores), *ids[len(top) :]], None
