@@ -22,6 +22,7 @@ from shared.embedding.cache import EmbeddingCache
 from shared.embedding.select import select_source
 from shared.errors import ConfigurationError, EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
+from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
@@ -71,6 +72,13 @@ class Engine:
     cache: EmbeddingCache | None = None
     notes: list[str] = field(default_factory=list)
     warm: bool = False
+    keywords: KeywordIndex | None = None
+    """The in-memory keyword index (None: recall uses the SQL FTS5 tier)."""
+
+    async def close(self) -> None:
+        """Stop the keyword index's background work."""
+        if self.keywords is not None:
+            await self.keywords.close()
 
     async def warm_up(self) -> None:
         """Load the embedding model (local models load lazily) with one probe embedding, so the
@@ -268,4 +276,11 @@ def build_engine(
             )
         else:
             qdrant = qdrant_factory(settings)
-    return Engine(embedder=embedder, sqlite_vec=sqlite_vec, qdrant=qdrant, cache=cache, notes=notes)
+    return Engine(
+        embedder=embedder,
+        sqlite_vec=sqlite_vec,
+        qdrant=qdrant,
+        cache=cache,
+        notes=notes,
+        keywords=build_keyword_index(settings, store),
+    )

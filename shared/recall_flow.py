@@ -7,6 +7,7 @@ memory failure: the request then goes upstream unchanged with a ``degraded`` rea
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import Any
 
@@ -28,6 +29,13 @@ from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
+
+
+@functools.lru_cache(maxsize=16_384)
+def _redacted(detector: SensitiveDetector, text: str) -> str:
+    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
+    requests, so redaction runs once per memory text rather than on every request."""
+    return detector.redact(text)
 
 
 class MemoryPlan(msgspec.Struct, kw_only=True):
@@ -77,7 +85,7 @@ async def plan_memory(
         return MemoryPlan(body=body, memory_ids=[], tier=result.tier, degraded=result.degraded)
     recalled = [
         RecalledMemory(
-            content=detector.redact(m.content) if settings.sensitive_filter else m.content,
+            content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
             created_at=m.created_at,
             category=m.category,
         )

@@ -77,6 +77,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_timeout_ms: int = 250
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
+    #: BM25 parameters of the in-memory keyword index (chosen on LoCoMo, see the README).
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.3
+    #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
+    recall_context_weight: float = 0.25
+    #: Byte budget of the per-process recall cache (least recently used owners are evicted).
+    recall_cache_mb: int = 512
+    #: A recall reads the change feed first when it was last read longer ago than this.
+    recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
     rrf_k: float = 2.0
@@ -148,6 +157,12 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
             raise ConfigurationError("rrf_k must be positive")
+        if self.bm25_k1 < 0 or not 0.0 <= self.bm25_b <= 1.0:
+            raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
+        if self.recall_context_weight < 0 or self.recall_cache_mb < 1:
+            raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+        if not 0 <= self.recall_freshness_ms <= 1000:
+            raise ConfigurationError("recall_freshness_ms must be within 0..1000")
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
         if not 1 <= self.learn_max_turns <= 100:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
 import signal
 import time
@@ -98,6 +99,7 @@ def _on_startup(settings: Settings) -> StartupShutdown:
         await jc.engine.warm_up()
         await start_reindex_if_needed(jc.engine, jc.queue)
         ctx["jc"] = jc
+        gc.freeze()  # start-up objects leave the collected generations (see ARCHITECTURE.md)
 
     return startup
 
@@ -106,6 +108,8 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
     jc: JobContext | None = ctx.pop("jc", None)
     if jc is not None:
         try:
+            if jc.engine is not None:
+                await jc.engine.close()
             await jc.http.aclose()
         finally:
             await jc.store.close()  # its connection threads would keep the process alive

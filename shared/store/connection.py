@@ -13,7 +13,7 @@ import importlib.resources
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import aiosqlite
@@ -140,6 +140,17 @@ _TRANSACTION_LOCKS: weakref.WeakKeyDictionary[aiosqlite.Connection, asyncio.Lock
 )
 
 
+_COMMIT_HOOKS: weakref.WeakKeyDictionary[aiosqlite.Connection, list[Callable[[], None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def on_commit(conn: aiosqlite.Connection, hook: Callable[[], None]) -> None:
+    """Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
+    commits: the in-memory recall cache uses it to see this process's writes at once."""
+    _COMMIT_HOOKS.setdefault(conn, []).append(hook)
+
+
 _UNDO_TASKS: set[asyncio.Task[None]] = set()  # strong references until each undo has run
 
 
@@ -191,6 +202,8 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
+        for hook in _COMMIT_HOOKS.get(conn, ()):
+            hook()
     finally:
         if not handed_off:
             lock.release()
