@@ -16,7 +16,9 @@ from typing import Any
 import httpx
 
 from shared.injection import all_user_texts, assistant_replies
+from shared.models import Memory
 from shared.query_rewrite import REWRITE_ERROR, rewrite_query, search_text
+from shared.ranking import Candidate, order_candidates
 from shared.rerank import rerank, reranked_order
 from shared.sensitive import SensitiveDetector
 from shared.settings import ProviderConfig, Settings
@@ -31,6 +33,18 @@ class RecallAssist:
     http: httpx.AsyncClient
     providers: Mapping[str, ProviderConfig]
     detector: SensitiveDetector
+
+
+def assist_for(
+    settings: Settings,
+    http: httpx.AsyncClient,
+    providers: Mapping[str, ProviderConfig],
+    detector: SensitiveDetector,
+) -> RecallAssist | None:
+    """A :class:`RecallAssist` when a helper is enabled in ``settings``, else ``None``."""
+    if not settings.rerank_url and not settings.query_rewrite_provider:
+        return None
+    return RecallAssist(http=http, providers=providers, detector=detector)
 
 
 def _redacted(assist: RecallAssist, settings: Settings, text: str) -> str:
@@ -109,3 +123,36 @@ async def reranked_ids(
         log.warning("rerank failed (%s): %s", result.error, result.detail)
         return list(ids), result.error
     return [*reranked_order(top, result.scores), *ids[len(top) :]], None
+
+
+async def reranked_candidates(
+    assist: RecallAssist | None,
+    settings: Settings,
+    query: str,
+    candidates: Sequence[Candidate],
+    memories: Mapping[int, Memory],
+) -> tuple[list[Candidate], str | None]:
+    """``candidates`` (floored, fused) in reranked order, and a degradation reason or ``None``.
+
+    The candidates are ordered as recall would inject them (:func:`order_candidates`), the top
+    ``rerank_candidates`` are reranked (:func:`reranked_ids`), and each gets the score
+    ``len - position`` so that the order survives the budget walk. Off or failed → unchanged.
+    """
+    if assist is None or not settings.rerank_url or len(candidates) < 2:
+        return list(candidates), None
+    order = order_candidates(
+        [
+            (
+                c.memory_id,
+                c.score,
+                memories[c.memory_id].relevance,
+                memories[c.memory_id].updated_at,
+            )
+            for c in candidates
+        ]
+    )
+    content = {i: memories[i].content for i in order}
+    ids, degraded = await reranked_ids(assist, settings, query, order, content)
+    if degraded is not None:
+        return list(candidates), degraded
+    return [Candidate(memory_id=i, score=float(len(ids) - n)) for n, i in enumerate(ids)], None

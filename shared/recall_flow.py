@@ -23,7 +23,8 @@ from shared.injection import (
     newest_user_text,
 )
 from shared.models import Scope
-from shared.retrieval import recall
+from shared.recall_assist import RecallAssist, search_query
+from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
 from shared.store import Store
@@ -36,6 +37,26 @@ def _redacted(detector: SensitiveDetector, text: str) -> str:
     """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
     requests, so redaction runs once per memory text rather than on every request."""
     return detector.redact(text)
+
+
+async def _assisted_recall(
+    store: Store,
+    scope: Scope,
+    messages: Any,
+    query: str,
+    settings: Settings,
+    now: float,
+    engine: Engine | None,
+    assist: RecallAssist | None,
+) -> RecallResult:
+    """:func:`recall` of the (optionally rewritten) query; echoes compare with the original."""
+    search, rewrite_degraded = await search_query(assist, settings, messages, query)
+    result = await recall(
+        store.memories, scope, search, settings, now, engine, assist=assist, echo_of=query
+    )
+    if rewrite_degraded is None or result.degraded is not None:
+        return result
+    return msgspec.structs.replace(result, degraded=rewrite_degraded)
 
 
 class MemoryPlan(msgspec.Struct, kw_only=True):
@@ -56,11 +77,14 @@ async def plan_memory(
     caps: ProviderCapabilities,
     now: float,
     engine: Engine | None = None,
+    assist: RecallAssist | None = None,
 ) -> MemoryPlan:
     """Recall memories for ``body``'s newest user message and inject them into a copy of ``body``.
 
     Memory content is redacted by ``detector`` before injection (secrets that reached the store
-    some other way are never injected verbatim). Timeout = ``settings.recall_timeout_ms``.
+    some other way are never injected verbatim). Timeout = ``settings.recall_timeout_ms``, which
+    also bounds the optional query rewrite and rerank of ``assist``
+    (:mod:`shared.recall_assist`).
     """
     messages = body.get("messages", [])
     query = newest_user_text(messages)
@@ -68,7 +92,7 @@ async def plan_memory(
         return MemoryPlan(body=body, memory_ids=[], tier="none")
     try:
         result = await asyncio.wait_for(
-            recall(store.memories, scope, query, settings, now, engine),
+            _assisted_recall(store, scope, messages, query, settings, now, engine, assist),
             settings.recall_timeout_ms / 1000,
         )
     except TimeoutError:

@@ -29,6 +29,7 @@ from shared.ranking import (
     memory_tokens,
     order_candidates,
 )
+from shared.recall_assist import RecallAssist, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.settings import Settings
 from shared.store.memories import MemoryStore, Retention
@@ -173,6 +174,7 @@ async def _keyword_leg(
     query: str,
     settings: Settings,
     now: float,
+    echo_of: str,
 ) -> tuple[list[Candidate], dict[int, Memory]]:
     retention = retention_of(settings)
     index = engine.keywords if engine is not None else None
@@ -190,7 +192,7 @@ async def _keyword_leg(
         )
     # an echo of the query (a stored copy of this question) never sets the floor
     content = {i: m.content for i, m in found[1].items()}
-    kept = drop_echoes(query, found[0], content, lambda c: c.memory_id)
+    kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 
@@ -221,7 +223,13 @@ async def _vector_leg(
 
 
 async def _both_legs(
-    store: MemoryStore, engine: Engine, scope: Scope, query: str, settings: Settings, now: float
+    store: MemoryStore,
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+    echo_of: str,
 ) -> tuple[_VectorLeg, list[Candidate], dict[int, Memory]]:
     """Vector and keyword legs concurrently (hybrid); keyword only after a failed vector leg
     (semantic). A cancellation (the recall budget ran out) cancels both."""
@@ -230,9 +238,9 @@ async def _both_legs(
         vector = await vector_task
         if vector.tier is not None:
             return vector, [], {}
-        return vector, *await _keyword_leg(store, engine, scope, query, settings, now)
+        return vector, *await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
     try:
-        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now)
+        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
     except BaseException:
         vector_task.cancel()
         raise
@@ -257,6 +265,9 @@ async def recall(
     settings: Settings,
     now: float,
     engine: Engine | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    echo_of: str | None = None,
 ) -> RecallResult:
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
@@ -267,6 +278,10 @@ async def recall(
     BM25, vector hits below ``vector_min_similarity`` cosine. A vector-leg failure degrades to
     keyword with the reason in ``degraded`` (Qdrant → sqlite-vec → keyword). The keyword leg uses
     the engine's in-memory index (:mod:`shared.recall_index`) when there is one, else FTS5.
+    Memories that echo ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before
+    the floor. With ``assist`` and ``rerank_url`` set, the floored, fused candidates are
+    reranked (:func:`shared.recall_assist.reranked_candidates`; a failure keeps the fused order
+    and sets ``degraded``).
 
     Raises:
         StoreError: the keyword store failed (the caller degrades to no memory).
@@ -274,13 +289,16 @@ async def recall(
     if not query_terms(query):
         # nothing searchable ("*", "AND OR NOT", emoji only): no leg has anything to go on
         return RecallResult(memories=[], tier="none")
+    echo = query if echo_of is None else echo_of
     want_vector = engine is not None and engine.enabled and settings.retrieval_strategy != "exact"
     if want_vector:
         assert engine is not None
-        vector_leg, keyword, memories = await _both_legs(store, engine, scope, query, settings, now)
+        vector_leg, keyword, memories = await _both_legs(
+            store, engine, scope, query, settings, now, echo
+        )
     else:
         vector_leg = _VectorLeg([])
-        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now)
+        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo)
     vector = vector_leg.candidates
     if not vector and not keyword:
         return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
@@ -288,7 +306,7 @@ async def recall(
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await _memories_of(store, engine, scope, missing))
         content = {i: m.content for i, m in memories.items()}
-        vector = drop_echoes(query, vector, content, lambda c: c.memory_id)
+        vector = drop_echoes(echo, vector, content, lambda c: c.memory_id)
         fused = fuse_candidates(
             keyword,
             [c for c in vector if c.memory_id in memories],
@@ -299,6 +317,7 @@ async def recall(
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:
         ranked = keyword
+    ranked, reranked = await reranked_candidates(assist, settings, query, ranked, memories)
     chosen = select_within_budget(
         ranked,
         memories,
@@ -309,6 +328,6 @@ async def recall(
     return RecallResult(
         memories=chosen,
         tier=_tier(vector_leg.tier if vector else None, bool(keyword)),
-        degraded=vector_leg.degraded,
+        degraded=vector_leg.degraded or reranked,
         scores={m.id: scores[m.id] for m in chosen},
     )

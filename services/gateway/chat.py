@@ -34,6 +34,7 @@ from shared.errors import MnemogateError
 from shared.injection import ProviderCapabilities, all_user_texts, assistant_replies
 from shared.jobs.payloads import LEARN, LearnPayload, RecordAccessPayload
 from shared.models import Scope
+from shared.recall_assist import assist_for
 from shared.recall_flow import MemoryPlan, plan_memory
 from shared.settings import ProviderConfig
 
@@ -114,6 +115,7 @@ async def chat_completions(request: Request) -> Response:
             caps,
             now,
             state.jobs.engine,
+            assist_for(settings, state.jobs.http, state.providers, state.jobs.detector),
         )
         body = plan.body
         headers["x-mnemogate-memory-injected"] = str(len(plan.memory_ids))

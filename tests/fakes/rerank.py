@@ -3,14 +3,16 @@
 ``POST /v1/rerank`` with ``{model, query, documents, top_n}`` answers ``{"results": [{"index",
 "relevance_score"}]}`` best first, as Cohere, Jina and Voyage do. The score of a document is the
 share of the query's lower-case words it contains (a stand-in for a cross-encoder that tests can
-predict). Programmable: ``delay_s`` before answering, ``fail_status`` to answer an error,
-``malformed`` to answer a body without results; every request body is kept in ``requests``.
+predict), or ``score(query, document)`` when a test sets one. Programmable: ``delay_s`` before
+answering, ``fail_status`` to answer an error, ``malformed`` to answer a body without results;
+every request body is kept in ``requests``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -38,6 +40,7 @@ class FakeReranker:
         self.delay_s = 0.0
         self.fail_status: int | None = None
         self.malformed = False
+        self.score: Callable[[str, str], float] = overlap_score
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1/rerank"
         self._server: ThreadedUvicorn | None = None
@@ -53,7 +56,7 @@ class FakeReranker:
         if self.malformed:
             return JSONResponse({"id": "x", "meta": {}})
         scored = [
-            {"index": i, "relevance_score": overlap_score(body["query"], doc)}
+            {"index": i, "relevance_score": self.score(body["query"], doc)}
             for i, doc in enumerate(body["documents"])
         ]
         scored.sort(key=lambda r: -r["relevance_score"])
@@ -78,3 +81,4 @@ class FakeReranker:
         self.delay_s = 0.0
         self.fail_status = None
         self.malformed = False
+        self.score = overlap_score
