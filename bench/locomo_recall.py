@@ -102,7 +102,7 @@ async def main_async(args: argparse.Namespace) -> None:
             + (f" ({engine.embedder.signature})" if engine.embedder else "")
         )
         for variant in grid(settings, args.grid):
-            await evaluate(store, engine, convs, variant, dia_of, args.engine)
+            await evaluate(store, engine, convs, variant, dia_of, args.engine, args.quick)
         if args.compare_int8 and engine.enabled and engine.embedder is not None:
             await compare_int8(store, engine, vectors, convs, settings, tmp)
         await http.aclose()
@@ -129,12 +129,13 @@ def grid(settings, spec: str | None):  # type: ignore[no-untyped-def]
     return out
 
 
-async def evaluate(store, engine, convs, settings, dia_of, engine_name) -> None:  # type: ignore[no-untyped-def]
+async def evaluate(store, engine, convs, settings, dia_of, engine_name, quick=False) -> None:  # type: ignore[no-untyped-def]
     """Answer every question with ``recall`` under ``settings``; print the table.
 
     Hit@k and MRR come from what recall returns under ``settings``; "MRR full" from a second
     recall of the same question with every candidate kept (top k 1000, no relevance floor, no
-    memory cap), so a hit ranked below the injected ones still counts.
+    memory cap), so a hit ranked below the injected ones still counts (``quick``: skipped, MRR
+    full = MRR).
     """
     import msgspec
 
@@ -151,13 +152,12 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name) -> None:
             result = await recall(store.memories, scope, q.text, settings, time.time(), engine)
             latencies.append((time.perf_counter() - s) * 1000)
             injected.append(len(result.memories))
+            ranked = [dia_of[m.id] for m in result.memories]
+            if quick:
+                scores.add(q.category, ranked, q.evidence)
+                continue
             full = await recall(store.memories, scope, q.text, full_settings, time.time(), engine)
-            scores.add(
-                q.category,
-                [dia_of[m.id] for m in result.memories],
-                q.evidence,
-                [dia_of[m.id] for m in full.memories],
-            )
+            scores.add(q.category, ranked, q.evidence, [dia_of[m.id] for m in full.memories])
     print(
         scores.table(
             f"engine={engine_name} strategy={settings.retrieval_strategy} "
@@ -239,6 +239,9 @@ def main() -> None:
         help="also store turns that only ask or request (learning leaves them out)",
     )
     parser.add_argument("--compare-int8", action="store_true")
+    parser.add_argument(
+        "--quick", action="store_true", help="skip the full-list recall (MRR full = MRR)"
+    )
     parser.add_argument(
         "--grid",
         default=None,

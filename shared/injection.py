@@ -215,6 +215,12 @@ def format_memory_block(memories: Sequence[RecalledMemory]) -> str:
 # --- reading messages --------------------------------------------------------------------------
 
 
+def message_text(content: Any) -> str:
+    """Text of a chat message's ``content``: a string as is, the ``text`` parts of a list joined
+    with newlines, anything else ``""``. Never raises."""
+    return _text_of(content)
+
+
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -286,30 +292,6 @@ def all_user_texts(messages: Sequence[Any]) -> list[str]:
             if text.strip():
                 texts.append(text)
     return texts
-
-
-def assistant_replies(messages: Sequence[Any], max_chars: int = 1000) -> list[str]:
-    """For each user message :func:`all_user_texts` keeps, the assistant text that follows it.
-
-    ``replies[i]`` joins (newline) the assistant messages between kept user turn ``i`` and the
-    next kept one, each cut to ``max_chars`` characters; ``""`` when there is none. The list has
-    one entry per kept user turn (the last one is ``""``: its answer is the upstream's reply).
-    Learning uses it only as search context of captured turns (:mod:`shared.turn_context`).
-    Never raises.
-    """
-    replies: list[str] = []
-    for msg in messages:
-        if not isinstance(msg, dict):
-            continue
-        role = msg.get("role")
-        if role == "user":
-            if strip_memory_block(_text_of(msg.get("content"))).strip():
-                replies.append("")
-        elif role == "assistant" and replies:
-            text = _text_of(msg.get("content"))[:max_chars]
-            if text.strip():
-                replies[-1] = f"{replies[-1]}\n{text}" if replies[-1] else text
-    return replies
 
 
 # --- placing the block -------------------------------------------------------------------------

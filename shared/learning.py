@@ -141,7 +141,7 @@ async def _update_previous_contexts(jc: JobContext, p: LearnPayload, turns: _Tur
     contexts = _contexts(jc, p, previous)
     keys = turns.keys
     pairs = [(keys[i], contexts[i]) for i in previous]
-    updated = await jc.store.writes.set_contexts(p.owner_id, p.user_id, pairs, p.created_at)
+    updated = await jc.store.contexts.set_contexts(p.owner_id, p.user_id, pairs, p.created_at)
     jc.count("context_updated", len(updated))
 
 

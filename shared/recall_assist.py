@@ -15,13 +15,14 @@ from typing import Any
 
 import httpx
 
-from shared.injection import all_user_texts, assistant_replies
+from shared.injection import all_user_texts
 from shared.models import Memory
 from shared.query_rewrite import REWRITE_ERROR, rewrite_query, search_text
 from shared.ranking import Candidate, order_candidates
 from shared.rerank import rerank, reranked_order
 from shared.sensitive import SensitiveDetector
 from shared.settings import ProviderConfig, Settings
+from shared.turn_context import assistant_replies
 
 log = logging.getLogger("mnemogate.recall")
 

@@ -278,10 +278,8 @@ async def recall(
     BM25, vector hits below ``vector_min_similarity`` cosine. A vector-leg failure degrades to
     keyword with the reason in ``degraded`` (Qdrant → sqlite-vec → keyword). The keyword leg uses
     the engine's in-memory index (:mod:`shared.recall_index`) when there is one, else FTS5.
-    Memories that echo ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before
-    the floor. With ``assist`` and ``rerank_url`` set, the floored, fused candidates are
-    reranked (:func:`shared.recall_assist.reranked_candidates`; a failure keeps the fused order
-    and sets ``degraded``).
+    Memories echoing ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before the
+    floor; with ``assist`` the fused candidates may be reranked (:mod:`shared.recall_assist`).
 
     Raises:
         StoreError: the keyword store failed (the caller degrades to no memory).
@@ -299,9 +297,34 @@ async def recall(
     else:
         vector_leg = _VectorLeg([])
         keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo)
-    vector = vector_leg.candidates
-    if not vector and not keyword:
+    if not vector_leg.candidates and not keyword:
         return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
+    legs = _Legs(keyword=keyword, vector=vector_leg, memories=memories)
+    return await _ranked(store, engine, scope, query, settings, legs, echo, assist)
+
+
+class _Legs(msgspec.Struct):
+    """The floored hits of both legs and the memory records known so far (by rowid)."""
+
+    keyword: list[Candidate]
+    vector: _VectorLeg
+    memories: dict[int, Memory]
+
+
+async def _ranked(
+    store: MemoryStore,
+    engine: Engine | None,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    legs: _Legs,
+    echo: str,
+    assist: RecallAssist | None,
+) -> RecallResult:
+    """Fuse the legs (weighted RRF), drop echoes of ``echo``, rerank (optional), then select
+    within the cap and budget (:func:`select_within_budget`)."""
+    keyword, memories = legs.keyword, legs.memories
+    vector = legs.vector.candidates
     if vector:
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await _memories_of(store, engine, scope, missing))
@@ -327,7 +350,7 @@ async def recall(
     scores = {c.memory_id: c.score for c in ranked}
     return RecallResult(
         memories=chosen,
-        tier=_tier(vector_leg.tier if vector else None, bool(keyword)),
-        degraded=vector_leg.degraded or reranked,
+        tier=_tier(legs.vector.tier if vector else None, bool(keyword)),
+        degraded=legs.vector.degraded or reranked,
         scores={m.id: scores[m.id] for m in chosen},
     )

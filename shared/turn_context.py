@@ -16,6 +16,9 @@ and its figures on LoCoMo are in the README, "Recall quality".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from shared.injection import message_text, strip_memory_block
 
 #: Turns before the captured one that make up its context.
 BEFORE = 2
@@ -96,3 +99,28 @@ def chat_sequence(
         if reply.strip():
             texts.append(reply)
     return texts, positions
+
+
+def assistant_replies(messages: Sequence[Any], max_chars: int = 1000) -> list[str]:
+    """For each user message :func:`shared.injection.all_user_texts` keeps, the assistant text
+    that follows it.
+
+    ``replies[i]`` joins (newline) the assistant messages between kept user turn ``i`` and the
+    next kept one, each cut to ``max_chars`` characters; ``""`` when there is none. The list has
+    one entry per kept user turn (the last one is ``""``: its answer is the upstream's reply).
+    Learning uses it only as search context of captured turns (:mod:`shared.turn_context`).
+    Never raises.
+    """
+    replies: list[str] = []
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        if role == "user":
+            if strip_memory_block(message_text(msg.get("content"))).strip():
+                replies.append("")
+        elif role == "assistant" and replies:
+            text = message_text(msg.get("content"))[:max_chars]
+            if text.strip():
+                replies[-1] = f"{replies[-1]}\n{text}" if replies[-1] else text
+    return replies

@@ -31,12 +31,13 @@ from services.gateway.sse import (
 )
 from services.gateway.state import GatewayState
 from shared.errors import MnemogateError
-from shared.injection import ProviderCapabilities, all_user_texts, assistant_replies
+from shared.injection import ProviderCapabilities, all_user_texts
 from shared.jobs.payloads import LEARN, LearnPayload, RecordAccessPayload
 from shared.models import Scope
 from shared.recall_assist import assist_for
 from shared.recall_flow import MemoryPlan, plan_memory
 from shared.settings import ProviderConfig
+from shared.turn_context import assistant_replies
 
 log = logging.getLogger("mnemogate.gateway")
 

@@ -456,33 +456,3 @@ class MemoryStore:
                     [owner_id, user_id, *keys],
                 )
         return [int(r[0]) for r in rows]
-
-    async def set_contexts(
-        self, owner_id: str, user_id: str, contexts: Sequence[tuple[str, str]], now: float
-    ) -> builtins.list[int]:
-        """Replace the ``context`` of the memories (``owner_id``, ``user_id``, key) that exist.
-
-        ``contexts`` holds ``(key, context)`` pairs; all are written in one transaction. Used
-        when the turns after a captured one arrive in a later request. Never creates a row (a
-        memory deleted meanwhile stays deleted); a row whose context is unchanged is not
-        touched; ``updated_at`` of a changed row becomes ``now`` (unix seconds). Returns the
-        rowids updated.
-
-        Raises:
-            StoreError: the database failed.
-        """
-        updated: builtins.list[int] = []
-        if not contexts:
-            return updated
-        with store_errors("updating memory context"):
-            async with transaction(self.conn):
-                for key, context in contexts:
-                    rows = builtins.list(
-                        await self.conn.execute_fetchall(
-                            "UPDATE memories SET context = ?, updated_at = ? WHERE owner_id = ? "
-                            "AND user_id = ? AND key = ? AND context <> ? RETURNING id",
-                            [context, now, owner_id, user_id, key, context],
-                        )
-                    )
-                    updated.extend(int(r[0]) for r in rows)
-        return updated

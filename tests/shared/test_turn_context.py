@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.injection import all_user_texts, assistant_replies
-from shared.turn_context import chat_sequence, neighbour_context
+from shared.injection import all_user_texts
+from shared.turn_context import assistant_replies, chat_sequence, neighbour_context
 
 
 def test_two_before_and_two_after_whoever_spoke():
