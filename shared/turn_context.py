@@ -101,7 +101,9 @@ def chat_sequence(
     return texts, positions
 
 
-def assistant_replies(messages: Sequence[Any], max_chars: int = 1000) -> list[str]:
+def assistant_replies(
+    messages: Sequence[Any], max_chars: int = MAX_NEIGHBOUR_CHARS, keep_last: int | None = None
+) -> list[str]:
     """For each user message :func:`shared.injection.all_user_texts` keeps, the assistant text
     that follows it.
 
@@ -109,7 +111,9 @@ def assistant_replies(messages: Sequence[Any], max_chars: int = 1000) -> list[st
     next kept one, each cut to ``max_chars`` characters; ``""`` when there is none. The list has
     one entry per kept user turn (the last one is ``""``: its answer is the upstream's reply).
     Learning uses it only as search context of captured turns (:mod:`shared.turn_context`).
-    Never raises.
+    ``keep_last`` (>= 0): only the last ``keep_last`` entries keep their text, older ones are
+    ``""`` (a learn job needs the replies around the turns it learns, which bounds the job
+    payload of a long chat). Never raises.
     """
     replies: list[str] = []
     for msg in messages:
@@ -123,4 +127,7 @@ def assistant_replies(messages: Sequence[Any], max_chars: int = 1000) -> list[st
             text = message_text(msg.get("content"))[:max_chars]
             if text.strip():
                 replies[-1] = f"{replies[-1]}\n{text}" if replies[-1] else text
+    if keep_last is not None:
+        cut = max(0, len(replies) - keep_last)
+        replies[:cut] = [""] * cut
     return replies

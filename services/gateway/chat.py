@@ -37,7 +37,7 @@ from shared.models import Scope
 from shared.recall_assist import assist_for
 from shared.recall_flow import MemoryPlan, plan_memory
 from shared.settings import ProviderConfig
-from shared.turn_context import assistant_replies
+from shared.turn_context import BEFORE, assistant_replies
 
 log = logging.getLogger("mnemogate.gateway")
 
@@ -98,7 +98,10 @@ async def chat_completions(request: Request) -> Response:
 
     # learning reads the caller's own messages, never the injected copy
     user_turns = all_user_texts(body["messages"]) if learn_enabled else []
-    replies = assistant_replies(body["messages"]) if learn_enabled else []
+    # the replies around the turns a learn job can learn (its window, and the context of the
+    # turns before it) are enough
+    window = settings.learn_max_turns + BEFORE + 1
+    replies = assistant_replies(body["messages"], keep_last=window) if learn_enabled else []
     headers = {"x-mnemogate-memory-injected": "0", "x-mnemogate-memory-tier": "none"}
     plan: MemoryPlan | None = None
     if use_memory:

@@ -51,3 +51,15 @@ def test_assistant_replies_align_with_user_texts():
     replies = assistant_replies(messages)
     assert len(replies) == len(users) == 2
     assert replies == ["Which date?\nMaybe March?", ""]
+
+
+def test_assistant_replies_keep_only_the_last_entries():
+    messages = []
+    for i in range(5):
+        messages += [
+            {"role": "user", "content": f"u{i}"},
+            {"role": "assistant", "content": f"a{i}"},
+        ]
+    assert assistant_replies(messages) == ["a0", "a1", "a2", "a3", "a4"]
+    assert assistant_replies(messages, keep_last=2) == ["", "", "", "a3", "a4"]
+    assert assistant_replies(messages, keep_last=0) == [""] * 5
