@@ -53,8 +53,8 @@ def test_rerank_orders_the_injected_memories(gateway_factory, upstream, reranker
         retrieval_strategy="exact",
         rerank_url=reranker.url,
         rerank_model="rr",
-        recall_timeout_ms=5000,
-        rerank_timeout_ms=4000,
+        recall_timeout_ms=10_000,
+        rerank_timeout_ms=8000,
     )
     key_id, secret = gw.create_key()
     seed(gw, key_id, MEMORIES)
@@ -79,11 +79,12 @@ def test_rerank_failure_keeps_the_fused_order(gateway_factory, upstream, reranke
     gw = gateway_factory(
         retrieval_strategy="exact",
         rerank_url=reranker.url,
-        recall_timeout_ms=5000,
-        rerank_timeout_ms=200,
+        recall_timeout_ms=10_000,
+        # a timeout the slow reranker always misses; room for a loaded machine otherwise
+        rerank_timeout_ms=300 if fault == "slow" else 8000,
     )
     if fault == "slow":
-        reranker.delay_s = 3.0
+        reranker.delay_s = 5.0
     else:
         reranker.fail_status = 500
     key_id, secret = gw.create_key()
@@ -122,8 +123,8 @@ def rewrite_gateway(gateway_factory: Any) -> GatewayHarness:
         retrieval_strategy="exact",
         query_rewrite_provider="default",
         query_rewrite_model="rw",
-        recall_timeout_ms=5000,
-        query_rewrite_timeout_ms=4000,
+        recall_timeout_ms=10_000,
+        query_rewrite_timeout_ms=8000,
     )
 
 
