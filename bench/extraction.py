@@ -10,7 +10,7 @@ Usage::
    that path, never copied into the repository; skipped if absent) plus synthetic first-person
    statements (preferences, dislikes, decisions, habits, identity, questions, hedges, pastes,
    non-Latin text). The mix is cycled until ``--messages`` messages were processed; messages/s
-   and µs/message are printed per source and overall. Goal (issue 4): over 5,000 messages/s.
+   and µs/message are printed per source and overall. Goal: over 5,000 messages/s.
 2. **Jobs through arq**: ``--jobs`` distinct ``learn`` jobs (payloads drawn from the same mix)
    are enqueued to a real Redis (the database in ``--redis-url`` is FLUSHED before and after: use
    one nothing else uses), then one ``mnemogate worker --burst`` subprocess (defaults: 50

@@ -37,7 +37,7 @@ from shared.models import NewMemory, Scope
 from shared.retrieval import recall, retention_of
 from shared.settings import load_settings
 from shared.store import Store
-from shared.store.vectors import SqliteVecIndex
+from shared.store.sqlite_vec import SqliteVecIndex
 
 STRATEGY = {"fts": "exact", "vector": "semantic", "hybrid": "hybrid"}
 

@@ -1,4 +1,4 @@
-"""Sweep benchmark (issue 7, acceptance 3): 100,000 memories, one sweep, throughput and peak RSS.
+"""Sweep benchmark 100,000 memories, one sweep, throughput and peak RSS.
 
 Usage: ``python bench/sweep.py [--rows 100000] [--expired-share 0.5] [--batch 1000]``.
 

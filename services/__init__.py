@@ -1,0 +1,1 @@
+"""Processes facing the outside: the HTTP gateway and the ``mnemogate`` command line."""

@@ -1,4 +1,4 @@
-"""The ``mnemogate`` command line: serve, worker, migrate, keys, reindex, sweep, summarize.
+"""The ``mnemogate`` command line: serve, worker, migrate, keys, stats, reindex, sweep, summarize.
 
 Settings come from ``MNEMOGATE_*`` environment variables (see ``deploy/mnemogate.env.example``);
 ``serve --host/--port`` override them. Exit status: 0 success, 1 failure, 2 usage error.
@@ -10,11 +10,13 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from services import cli_vectors
+from services import cli_control, cli_vectors
+from shared.control_api import key_view
 from shared.errors import MnemogateError
 from shared.jobs.queue import resolve_queue_name
+from shared.logs import configure_logging
 from shared.settings import Settings, load_settings
 from shared.store import Store
 from shared.store.connection import migrate, open_connection
@@ -28,6 +30,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None)
     worker = sub.add_parser("worker", help="run an arq worker (needs MNEMOGATE_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="drain the queue, then exit")
+    worker.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve the worker's Prometheus metrics on MNEMOGATE_HOST:N/metrics",
+    )
     sub.add_parser("migrate", help="apply database migrations")
     keys = sub.add_parser("keys", help="manage client API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -43,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--owner", default=None, metavar="ID", help="only this owner")
     summarize.add_argument("--dry-run", action="store_true", help="show summaries, change nothing")
     cli_vectors.add_parsers(sub)
+    cli_control.add_parsers(sub, keys_sub)
     return p
 
 
@@ -57,6 +67,8 @@ async def _migrate(settings: Settings) -> int:
 
 
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
+    if args.keys_command == "update":
+        return await cli_control.run_keys_update(settings, args)
     store = await Store.open(settings.db_path)
     try:
         if args.keys_command == "create":
@@ -66,7 +78,11 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
         elif args.keys_command == "list":
             for k in await store.keys.list():
                 status = "revoked" if k.revoked_at else "active"
-                print(f"{k.id}\t{k.name}\t{k.prefix}…\t{status}")
+                view = key_view(k)
+                print(
+                    f"{k.id}\t{k.name}\t{k.prefix}…\t{status}\trecall={view.recall}\t"
+                    f"learn={view.learn}"
+                )
         elif args.keys_command == "revoke":
             if not await store.keys.revoke(args.id):
                 print(f"no active key with id {args.id}", file=sys.stderr)
@@ -84,7 +100,15 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     host = args.host or settings.host
     port = args.port or settings.port
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    # log_config=None: uvicorn's loggers go through the root handler (text or JSON lines)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        log_config=None,
+    )
     return 0
 
 
@@ -92,7 +116,12 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from workers.worker import run_worker
 
     store_id = asyncio.run(_migrate_and_identify(settings))
-    return run_worker(settings, resolve_queue_name(settings.queue_name, store_id), burst=args.burst)
+    queue_name = resolve_queue_name(settings.queue_name, store_id)
+    if args.metrics_port is not None:
+        from workers.metrics_server import start_metrics_server
+
+        start_metrics_server(settings, queue_name, args.metrics_port)
+    return run_worker(settings, queue_name, burst=args.burst)
 
 
 async def _migrate_and_identify(settings: Settings) -> str:
@@ -110,9 +139,12 @@ def _preview(text: str, width: int = 80) -> str:
 
 
 async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
-    """``mnemogate sweep [--dry-run]``: one line per memory removed (or that would be), then a
-    totals line. Line format: ``<deleted|would delete>\t<public id>\t<reason>\towner=<id>\t
-    user=<id or ->\t<type>/<category>\t<content preview>``."""
+    r"""``mnemogate sweep [--dry-run]``.
+
+    One line per memory removed (or that would be), then a totals line. Line format (tab
+    separated): ``<deleted|would delete>\t<public id>\t<reason>\towner=<id>\tuser=<id or
+    ->\t<type>/<category>\t<content preview>``.
+    """
     import time
 
     from shared.lifecycle.decay import EvictionReason, LifecycleRow
@@ -126,19 +158,15 @@ async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
             f"\t{row.type}/{row.category}\t{_preview(row.content)}"
         )
 
-    store = await Store.open(settings.db_path)
-    try:
-        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
-            report = await sweep(
-                store,
-                settings,
-                time.time(),
-                dry_run=args.dry_run,
-                on_deleted=on_deleted,
-                listener=show,
-            )
-    finally:
-        await store.close()
+    async with cli_vectors.lifecycle_runtime(settings) as (runtime, on_deleted):
+        report = await sweep(
+            runtime.store,
+            runtime.settings,
+            time.time(),
+            dry_run=args.dry_run,
+            on_deleted=on_deleted,
+            listener=show,
+        )
     kinds = ("expired", "decayed", "capacity")
     reasons = ", ".join(f"{r} {report.by_reason.get(r, 0)}" for r in kinds)
     span = f"cursor {report.cursor_start} -> {report.cursor_end}" + (
@@ -158,10 +186,12 @@ async def _sweep(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
-    """``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]``: per summary a header
-    line ``<summary <id>|would summarize>\towner=..\tuser=..\tsession=..\t<n> memories -> 1\t
-    tokens <before> -> <after> (saved <n>)``, the source ids and the summary lines (indented),
-    then a totals line."""
+    r"""``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]``.
+
+    Per summary a header line ``<summary <id>|would summarize>\towner=..\tuser=..\tsession=..\t<n>
+    memories -> 1\t tokens <before> -> <after> (saved <n>)``, the source ids and the summary lines
+    (indented), then a totals line.
+    """
     import time
 
     from shared.lifecycle.summarize import GroupSummary, summarize
@@ -177,21 +207,17 @@ async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
         for line in made.content.splitlines():
             print("  | " + line)
 
-    store = await Store.open(settings.db_path)
-    try:
-        async with cli_vectors.qdrant_deletion_hook(settings, store) as on_deleted:
-            report = await summarize(
-                store,
-                settings,
-                time.time(),
-                older_than_days=args.older_than_days,
-                owner_id=args.owner,
-                dry_run=args.dry_run,
-                on_deleted=on_deleted,
-                listener=show,
-            )
-    finally:
-        await store.close()
+    async with cli_vectors.lifecycle_runtime(settings) as (runtime, on_deleted):
+        report = await summarize(
+            runtime.store,
+            runtime.settings,
+            time.time(),
+            older_than_days=args.older_than_days,
+            owner_id=args.owner,
+            dry_run=args.dry_run,
+            on_deleted=on_deleted,
+            listener=show,
+        )
     totals = (
         f"{report.groups} groups, {report.summarized} memories -> {report.summaries} summaries, "
         f"tokens {report.tokens_before} -> {report.tokens_after} (saved {report.tokens_saved})"
@@ -203,34 +229,35 @@ async def _summarize(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+#: Each subcommand: settings and parsed arguments → exit status.
+COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
+    "serve": _serve,
+    "worker": _worker,
+    "migrate": lambda settings, args: asyncio.run(_migrate(settings)),
+    "keys": lambda settings, args: asyncio.run(_keys(settings, args)),
+    "stats": lambda settings, args: asyncio.run(cli_control.run_stats(settings, args)),
+    "sweep": lambda settings, args: asyncio.run(_sweep(settings, args)),
+    "summarize": lambda settings, args: asyncio.run(_summarize(settings, args)),
+    "reindex": lambda settings, args: asyncio.run(cli_vectors.run_reindex(settings, args.force)),
+    "models": lambda settings, args: cli_vectors.run_build_static(settings, args.out, args.dim),
+    "qdrant": lambda settings, args: asyncio.run(cli_vectors.run_qdrant_recreate(settings)),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mnemogate`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    command = COMMANDS.get(args.command)
+    if command is None:
+        return 2
     try:
         settings = load_settings()
-        if args.command == "serve":
-            return _serve(settings, args)
-        if args.command == "worker":
-            return _worker(settings, args)
-        if args.command == "migrate":
-            return asyncio.run(_migrate(settings))
-        if args.command == "keys":
-            return asyncio.run(_keys(settings, args))
-        if args.command == "sweep":
-            return asyncio.run(_sweep(settings, args))
-        if args.command == "summarize":
-            return asyncio.run(_summarize(settings, args))
-        if args.command == "reindex":
-            return asyncio.run(cli_vectors.run_reindex(settings, args.force))
-        if args.command == "models":
-            return cli_vectors.run_build_static(settings, args.out, args.dim)
-        if args.command == "qdrant":
-            return asyncio.run(cli_vectors.run_qdrant_recreate(settings))
+        configure_logging(settings.log_format)
+        return command(settings, args)
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
-    return 2
 
 
 if __name__ == "__main__":

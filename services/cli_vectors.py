@@ -12,17 +12,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx
-
 from shared.embedding.static import DEFAULT_FILE_NAME, build_static_table
-from shared.engine import build_engine, default_model_dir
-from shared.jobs.context import build_job_context
+from shared.engine import default_model_dir
 from shared.jobs.payloads import ReindexPayload
 from shared.jobs.reindex import reindex
 from shared.jobs.vector_sync import OnDeleted, deletion_hook
-from shared.retrieval import retention_of
+from shared.runtime import Runtime, in_process_queue, open_runtime
 from shared.settings import Settings
-from shared.store import Store
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,25 +36,25 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 @asynccontextmanager
-async def qdrant_deletion_hook(settings: Settings, store: Store) -> AsyncIterator[OnDeleted | None]:
-    """For the lifecycle commands (``sweep``, ``summarize``): the ``on_deleted`` hook that
-    removes deleted memories' points from Qdrant, or None when Qdrant is not the vector tier.
+async def lifecycle_runtime(settings: Settings) -> AsyncIterator[tuple[Runtime, OnDeleted | None]]:
+    """The runtime and Qdrant ``on_deleted`` hook of the lifecycle commands (sweep, summarize).
+
+    The hook removes deleted memories' points from Qdrant (None when Qdrant is not the vector
+    tier).
 
     A Qdrant failure parks ``vector_delete`` jobs in the SQLite outbox (the gateway or worker
-    relays them to Redis and a worker retries them). The Qdrant client is closed on exit.
+    relays them to Redis and a worker retries them); the runtime is closed on exit.
     """
-    if settings.vector_tier != "qdrant":
-        yield None
-        return
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
-    engine = build_engine(settings, store, http, retention_of(settings))
+    runtime = await open_runtime(settings, in_process_queue)
     try:
-        yield deletion_hook(engine, outbox=store.outbox)
+        hook = (
+            deletion_hook(runtime.engine, outbox=runtime.store.outbox)
+            if settings.vector_tier == "qdrant"
+            else None
+        )
+        yield runtime, hook
     finally:
-        close = getattr(engine.qdrant, "close", None)
-        if close is not None:
-            await close()
-        await http.aclose()
+        await runtime.close()
 
 
 def _progress(done: int, total: int) -> None:
@@ -70,11 +66,9 @@ def _progress(done: int, total: int) -> None:
 
 async def run_reindex(settings: Settings, force: bool) -> int:
     """Embed pending memories until none are left; prints progress on stderr, counts on stdout."""
-    store = await Store.open(settings.db_path)
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+    runtime = await open_runtime(settings, in_process_queue)
+    jc = runtime.jobs
     try:
-        jc = build_job_context(settings, store, http)
-        assert jc.engine is not None
         if not jc.engine.enabled:
             print("no embedding source configured: nothing to index (keyword recall only)")
             return 1
@@ -93,16 +87,14 @@ async def run_reindex(settings: Settings, force: bool) -> int:
         )
         return 0 if result["remaining"] == 0 else 1
     finally:
-        await http.aclose()
-        await store.close()
+        await runtime.close()
 
 
 async def run_qdrant_recreate(settings: Settings) -> int:
     """Drop and recreate the Qdrant collection for the current embedding, then re-embed all."""
-    store = await Store.open(settings.db_path)
-    http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+    runtime = await open_runtime(settings, in_process_queue)
     try:
-        engine = build_engine(settings, store, http, retention_of(settings))
+        engine = runtime.engine
         if engine.qdrant is None or engine.embedder is None:
             print(
                 "qdrant is not the selected vector tier (MNEMOGATE_VECTOR_TIER=qdrant) or no "
@@ -115,8 +107,7 @@ async def run_qdrant_recreate(settings: Settings) -> int:
         await engine.qdrant.recreate(int(probe.shape[0]), signature)  # type: ignore[attr-defined]
         print(f"recreated collection {settings.qdrant_collection} ({signature})")
     finally:
-        await http.aclose()
-        await store.close()
+        await runtime.close()
     return await run_reindex(settings, force=True)
 
 

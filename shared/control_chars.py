@@ -8,11 +8,13 @@ _KEPT_CONTROLS = frozenset("\n\t")
 
 
 def strip_control_chars(text: str) -> str:
-    """``text`` with control characters (Unicode category ``Cc``) other than ``\\n``/``\\t``
-    replaced by a space, so words they separated stay apart.
+    r"""``text`` with control characters other than ``\n``/``\t`` replaced by a space.
 
-    ``Cc`` is exactly C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F); ``"\\r\\n"``
-    becomes ``"\\n"`` first (``"Nul\\x00Bob"`` → ``"Nul Bob"``, ``"\\x00 I prefer nulls\\x00"``
+    Control characters are the Unicode category ``Cc``; a space keeps the words they separated
+    apart.
+
+    ``Cc`` is exactly C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F); ``"\r\n"``
+    becomes ``"\n"`` first (``"Nul\x00Bob"`` → ``"Nul Bob"``, ``"\x00 I prefer nulls\x00"``
     → ``"  I prefer nulls "``). Format characters (``Cf``: ZWJ, ZWNJ, bidi marks, soft hyphen)
     are kept: emoji sequences and Arabic/Persian/Indic text need them, and the injected block
     drops them anyway (:func:`shared.injection.sanitize_memory_text`). Pure; never raises.

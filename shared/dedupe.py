@@ -1,4 +1,6 @@
-"""Near-duplicate rule for extracted facts (DESIGN §5: "dedupe: key, then near-duplicates").
+"""Near-duplicate rule for extracted facts: key, then near-duplicates.
+
+See "Learning" in ``docs/ARCHITECTURE.md``.
 
 The learning pipeline dedupes in two steps. First, facts carry stable upsert keys
 (:mod:`shared.extraction.facts`), so restating a fact updates its row. Second, a fact whose key is
@@ -11,7 +13,7 @@ The rule (:func:`is_near_duplicate`), chosen to merge rewordings but never two d
 
 1. Both facts belong to the same *key family* (:func:`key_family`): the key without its last
    ``:``-separated part, e.g. ``preference:like`` vs ``preference:dislike``, ``pattern:always``
-   vs ``pattern:never``. A like and a dislike of one thing never merge (CASES E1).
+   vs ``pattern:never``. A like and a dislike of one thing never merge.
 2. Both or neither contain a negation word (``not``, ``never``, ``no``, ``don't``, ...).
 3. Their normalised token sets (:func:`fact_tokens`: NFKC, case-folded, surrounding punctuation
    stripped, ``User``/``the``/``a``/filler words dropped, dots inside tokens kept so ``Next.js``

@@ -1,9 +1,9 @@
 """The semantic engine: the embedding source and the vector tiers, built once per process.
 
-Used by recall on the request path (query embedding + KNN, with the fallback chain
-Qdrant → sqlite-vec → keyword, DESIGN §4) and by the embedding/reindex jobs (memory embedding and
-the writes to every vector tier: sqlite-vec always, Qdrant too when it is selected, so turning
-Qdrant off falls back to a complete sqlite-vec index).
+Used by recall on the request path (query embedding + KNN, with the fallback chain Qdrant →
+sqlite-vec → keyword, see "Vector tiers" in ``docs/ARCHITECTURE.md``) and by the embedding/reindex
+jobs (memory embedding and the writes to every vector tier: sqlite-vec always, Qdrant too when it is
+selected, so turning Qdrant off falls back to a complete sqlite-vec index).
 """
 
 from __future__ import annotations
@@ -23,11 +23,15 @@ from shared.embedding.select import select_source
 from shared.errors import ConfigurationError, EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
 from shared.recall_index import KeywordIndex, build_keyword_index
+from shared.recall_index.vectors import VectorMatrices
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
-from shared.store.vectors import SqliteVecIndex
-from shared.vectors.base import VectorHit, VectorIndex, VectorRecord
+from shared.store.sqlite_vec import SqliteVecIndex
+from shared.vector_index.base import VectorHit, VectorIndex, VectorRecord
+
+#: Rank of a batch of vectors (rows × dimensions).
+MATRIX_NDIM = 2
 
 log = logging.getLogger("mnemogate.engine")
 
@@ -74,6 +78,8 @@ class Engine:
     warm: bool = False
     keywords: KeywordIndex | None = None
     """The in-memory keyword index (None: recall uses the SQL FTS5 tier)."""
+    matrices: VectorMatrices | None = None
+    """The sqlite-vec tier searched in memory (None: one SQL KNN per query)."""
 
     async def close(self) -> None:
         """Stop the keyword index's background work."""
@@ -81,9 +87,11 @@ class Engine:
             await self.keywords.close()
 
     async def warm_up(self) -> None:
-        """Load the embedding model (local models load lazily) with one probe embedding, so the
-        first request does not pay for it; until then the vector leg reports
-        ``embedding_warming_up`` and recall uses the keyword leg. A failure is logged."""
+        """Load the embedding model (local models load lazily) with one probe embedding.
+
+        So the first request does not pay for it; until then the vector leg reports
+        ``embedding_warming_up`` and recall uses the keyword leg. A failure is logged.
+        """
         if self.embedder is None:
             return
         try:
@@ -98,9 +106,11 @@ class Engine:
         return self.embedder is not None
 
     async def prepare(self) -> bool:
-        """Make sure the vector table matches the embedding signature (local sources know their
-        dimension up front). Returns True when the table was rebuilt: the caller should start a
-        reindex. Remote sources with an unknown dimension are prepared at the first embedding.
+        """Make sure the vector table matches the embedding signature.
+
+        (local sources know their dimension up front). Returns True when the table was rebuilt: the
+        caller should start a reindex. Remote sources with an unknown dimension are prepared at the
+        first embedding.
         """
         if self.embedder is None or self.embedder.dim <= 0:
             return False
@@ -120,7 +130,7 @@ class Engine:
     @staticmethod
     def embedder_vectors(mat: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Identity with a shape check: ``(n, dim)`` float32."""
-        if mat.ndim != 2:
+        if mat.ndim != MATRIX_NDIM:
             raise EmbeddingError(
                 "embedding source returned a bad shape", code="embedding_bad_response"
             )
@@ -167,7 +177,8 @@ class Engine:
                 log.warning("qdrant search failed, falling back to sqlite-vec: %s", exc)
             if not await self.sqlite_vec.usable_for(self.embedder.signature):
                 raise VectorIndexError("qdrant failed and sqlite-vec is not ready", code=degraded)
-        hits = await self.sqlite_vec.search(vector, scope, k, now)
+        found = await self.matrices.search(vector, scope, k, now) if self.matrices else None
+        hits = found if found is not None else await self.sqlite_vec.search(vector, scope, k, now)
         return VectorResult(hits, "vector", degraded)
 
     async def index(self, memories: Sequence[Memory], *, use_qdrant: bool) -> bool:
@@ -196,8 +207,10 @@ class Engine:
         return rebuilt
 
     async def delete(self, memory_ids: Sequence[int]) -> None:
-        """Remove the vectors of the rowids ``memory_ids`` from Qdrant (sqlite-vec rows go with
-        the memory row via a trigger). A missing collection holds nothing to delete.
+        """Remove the vectors of the rowids ``memory_ids`` from Qdrant.
+
+        (sqlite-vec rows go with the memory row via a trigger). A missing collection holds nothing
+        to delete.
 
         Raises:
             VectorIndexError: Qdrant failed or timed out (callers retry through a job).
@@ -224,22 +237,12 @@ class Engine:
         return out
 
 
-def build_engine(
-    settings: Settings,
-    store: Store,
-    http: httpx.AsyncClient,
-    retention: Retention | None,
-    *,
-    qdrant_factory: Callable[[Settings], VectorIndex] | None = None,
-) -> Engine:
-    """Build the engine from settings. A misconfigured embedding source is logged and disables
-    the vector leg (keyword recall keeps working) rather than failing start-up.
-    """
-    cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
-    notes: list[str] = []
-    embedder: EmbeddingSource | None
+def _embedder(
+    settings: Settings, http: httpx.AsyncClient, cache: EmbeddingCache, notes: list[str]
+) -> EmbeddingSource | None:
+    """The configured embedding source, or None (reason logged and appended to ``notes``)."""
     try:
-        embedder = select_source(
+        return select_source(
             settings.embedding_source,
             client=http,
             base_url=settings.embedding_base_url,
@@ -254,7 +257,25 @@ def build_engine(
     except ConfigurationError as exc:
         log.error("embedding source unavailable, keyword recall only: %s", exc.message)
         notes.append(exc.message)
-        embedder = None
+        return None
+
+
+def build_engine(
+    settings: Settings,
+    store: Store,
+    http: httpx.AsyncClient,
+    retention: Retention | None,
+    *,
+    qdrant_factory: Callable[[Settings], VectorIndex] | None = None,
+) -> Engine:
+    """Build the engine from settings.
+
+    A misconfigured embedding source is logged and disables the vector leg (keyword recall keeps
+    working) rather than failing start-up.
+    """
+    cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
+    notes: list[str] = []
+    embedder = _embedder(settings, http, cache, notes)
     sqlite_vec = SqliteVecIndex(
         store.writer,
         store.reader,
@@ -265,7 +286,7 @@ def build_engine(
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
         if qdrant_factory is None:
-            from shared.vectors.qdrant import make_qdrant_index
+            from shared.vector_index.qdrant import make_qdrant_index
 
             qdrant = make_qdrant_index(
                 settings.qdrant_url,
@@ -276,11 +297,13 @@ def build_engine(
             )
         else:
             qdrant = qdrant_factory(settings)
+    keywords = build_keyword_index(settings, store)
     return Engine(
         embedder=embedder,
         sqlite_vec=sqlite_vec,
         qdrant=qdrant,
         cache=cache,
         notes=notes,
-        keywords=build_keyword_index(settings, store),
+        keywords=keywords,
+        matrices=VectorMatrices(sqlite_vec, keywords),
     )

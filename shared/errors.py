@@ -1,9 +1,9 @@
 """The one error hierarchy of mnemogate.
 
 Every error the project raises on purpose derives from :class:`MnemogateError`. Each class carries
-the HTTP status and the OpenAI-style ``type``/``code`` that the gateway renders as
-``{"error": {"message", "type", "code"}}`` (see DESIGN §2). Third-party errors (sqlean, redis,
-httpx, qdrant) are mapped to these at the adapter boundary.
+the HTTP status and the OpenAI-style ``type``/``code`` that the gateway renders as ``{"error":
+{"message", "type", "code"}}`` (see "Shape" in ``docs/ARCHITECTURE.md``). Third-party errors
+(sqlean, redis, httpx, qdrant) are mapped to these at the adapter boundary.
 """
 
 from __future__ import annotations

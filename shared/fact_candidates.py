@@ -68,8 +68,11 @@ def is_grounded(fact_content: str, user_text: str) -> bool:
 
 
 def source_turn(fact_content: str, turns: list[tuple[int, str]]) -> int:
-    """Index of the turn of ``turns`` (``(index, text)``, oldest first, non-empty) sharing the most
-    search terms with ``fact_content``; the newest turn on a tie. Pure."""
+    """Index of the turn that shares the most search terms with ``fact_content``.
+
+    ``turns`` holds ``(index, text)`` pairs, oldest first, non-empty; the newest turn wins a tie.
+    Pure.
+    """
     terms = set(query_terms(fact_content, max_terms=64))
     best_index, best = turns[-1][0], -1
     for index, text in turns:

@@ -1,11 +1,11 @@
-"""Pure injection: format recalled memories as a block and place it into a chat request.
+r"""Pure injection: format recalled memories as a block and place it into a chat request.
 
 No I/O, no clock. The gateway calls :func:`newest_user_text` for the recall query,
 :func:`format_memory_block` on the memories that survived the budget walk, then :func:`inject`,
 and writes ``result.messages`` (and, for providers with a top-level ``system`` field,
 ``result.system``) into the upstream body.
 
-Block format (DESIGN §4: memories are recalled background, not instructions)::
+Block format (docs/ARCHITECTURE.md: memories are recalled background, not instructions)::
 
     <recalled_memories>
     Recalled memories about this user from earlier conversations (background information, not
@@ -17,24 +17,25 @@ Block format (DESIGN §4: memories are recalled background, not instructions)::
 (the header is one line in the real block). Dates are the memory's ``created_at`` in UTC. Memory
 text is flattened to one line and cannot close the block (see :func:`sanitize_memory_text`).
 
-Strategies (``Settings.injection_strategy``) and provider capabilities (DESIGN §4, §7, CASES
-R6-R8), with ``L`` = index of the LAST user message:
+Strategies (``Settings.injection_strategy``) and provider capabilities (docs/ARCHITECTURE.md,
+"Injection"), with ``L`` = index of the LAST user message:
 
 =====================  =========================================================================
 default provider       ``before_last_user``: new ``system`` message inserted at ``L``; every
                        message before it is the caller's own object, so the serialised prefix is
                        byte-identical between turns (prompt caches stay warm).
                        ``leading_system``: new ``system`` message at index 0 (before the caller's).
-                       ``system_prompt_prefix``: block + ``"\\n\\n"`` prepended to the caller's
+                       ``system_prompt_prefix``: block + ``"\n\n"`` prepended to the caller's
                        first system/developer message (caller text follows intact); a new system
                        message at 0 if there is none.
-rejects_system_role    No system-role message is ever added. ``before_last_user``: new ``user``
+rejects_system_role,   No system-role message is ever added.
+hoists_system          ``before_last_user``: new ``user``
                        message at ``L``. Other strategies: the block is prepended to the last user
-                       message (string → ``block + "\\n\\n" + text``; parts → a new leading text
+                       message (string → ``block + "\n\n" + text``; parts → a new leading text
                        part; null → the block).
 system_must_be_first   All strategies: exactly one leading system message. If ``messages[0]`` is
                        the caller's system/developer message, its content becomes caller text +
-                       ``"\\n\\n"`` + block (caller text intact at the start, so the cacheable
+                       ``"\n\n"`` + block (caller text intact at the start, so the cacheable
                        prefix still covers it); otherwise a new system message holding the block
                        is inserted at 0. The caller's other system messages (if any, later in the
                        list) are left where they are: mnemogate never reorders the caller's
@@ -42,7 +43,7 @@ system_must_be_first   All strategies: exactly one leading system message. If ``
 top_level_system       Anthropic-style ``system`` body field; messages are untouched.
                        ``before_last_user``: block appended after the caller's system text (caller
                        prefix kept); ``leading_system`` / ``system_prompt_prefix``: block
-                       prepended. String → joined with ``"\\n\\n"``; list of content blocks → a
+                       prepended. String → joined with ``"\n\n"``; list of content blocks → a
                        new ``{"type": "text", "text": block}`` block; absent → the block.
 =====================  =========================================================================
 
@@ -97,16 +98,20 @@ _SEPARATOR: Final = "\n\n"
 
 
 class ProviderCapabilities(msgspec.Struct, frozen=True):
-    """Per-provider quirks (DESIGN §4, §7).
+    """Per-provider quirks (docs/ARCHITECTURE.md, "Injection").
 
     ``rejects_system_role``: the provider answers 400 to any ``system`` message (o1, GLM family).
     ``system_must_be_first``: at most one system message and only at index 0.
     ``top_level_system``: Anthropic-style; the system prompt is the body's ``system`` field.
+    ``hoists_system``: the upstream moves every system message to the front of the prompt
+    (Ollama's templates, LiteLLM's translation to Anthropic), so a mid-conversation system
+    block would change the prompt prefix on every turn: placed like ``rejects_system_role``.
     """
 
     rejects_system_role: bool = False
     system_must_be_first: bool = False
     top_level_system: bool = False
+    hoists_system: bool = False
 
 
 class RecalledMemory(msgspec.Struct, frozen=True):
@@ -191,11 +196,11 @@ def _format_date(created_at: float) -> str:
 
 
 def format_memory_block(memories: Sequence[RecalledMemory]) -> str:
-    """Render memories (in the given order) as the injected block; ``""`` when there are none.
+    r"""Render memories (in the given order) as the injected block; ``""`` when there are none.
 
     Shape: ``BLOCK_OPEN``, ``BLOCK_HEADER``, one ``- [YYYY-MM-DD] (category) content`` line per
     memory (category omitted when empty; date is ``created_at`` in UTC, ``unknown date`` if it is
-    not a representable time), ``BLOCK_CLOSE``, joined by ``"\\n"``. Content and category are
+    not a representable time), ``BLOCK_CLOSE``, joined by ``"\n"``. Content and category are
     sanitised (:func:`sanitize_memory_text`; category reduced to ``[a-z0-9_-]``); memories whose
     content is empty after sanitising are skipped. Deterministic: no current time in the output.
     """
@@ -213,12 +218,6 @@ def format_memory_block(memories: Sequence[RecalledMemory]) -> str:
 
 
 # --- reading messages --------------------------------------------------------------------------
-
-
-def message_text(content: Any) -> str:
-    """Text of a chat message's ``content``: a string as is, the ``text`` parts of a list joined
-    with newlines, anything else ``""``. Never raises."""
-    return _text_of(content)
 
 
 def _text_of(content: Any) -> str:
@@ -250,7 +249,7 @@ _BLOCK_SPAN_RE = re.compile(
 
 
 def strip_memory_block(text: str) -> str:
-    """Remove every ``<recalled_memories>...</recalled_memories>`` block (and its ``"\n\n"``).
+    r"""Remove every ``<recalled_memories>...</recalled_memories>`` block (and its ``"\n\n"``).
 
     Used so that text mnemogate injected into a user-role message (``rejects_system_role``) is
     never taken for the user's own words, neither as recall query nor as a learning source.
@@ -263,7 +262,7 @@ def strip_memory_block(text: str) -> str:
 
 
 def newest_user_text(messages: Sequence[Any]) -> str:
-    """Recall query text: the LAST ``role == "user"`` message's text (DESIGN §4).
+    r"""Recall query text: the LAST ``role == "user"`` message's text.
 
     String content as is; array content → its ``text`` parts joined with ``"\n"`` (images and
     other parts ignored); null/other → ``""``; any injected memory block is removed
@@ -282,7 +281,7 @@ def newest_user_text(messages: Sequence[Any]) -> str:
 def all_user_texts(messages: Sequence[Any]) -> list[str]:
     """Texts of all user messages, oldest first, injected memory blocks removed, empties skipped.
 
-    Same text extraction as :func:`newest_user_text`. This is the learning source (DESIGN §5):
+    Same text extraction as :func:`newest_user_text`. This is the learning source:
     assistant and system messages are never included. Never raises.
     """
     texts: list[str] = []
@@ -347,42 +346,55 @@ def inject(
         else:
             new_system = block
         return InjectionResult(messages=out, system=new_system, injected=True, system_changed=True)
+    if caps.rejects_system_role or caps.hoists_system:
+        index, role = _place_user_role(out, block, strategy, last_user)
+    elif caps.system_must_be_first:
+        index, role = _place_first(out, block)
+    else:
+        index, role = _place_system(out, block, strategy, last_user)
+    return InjectionResult(messages=out, system=body_system, injected=True, index=index, role=role)
 
-    def done(index: int, role: str) -> InjectionResult:
-        return InjectionResult(
-            messages=out, system=body_system, injected=True, index=index, role=role
-        )
 
-    if caps.rejects_system_role:
-        if strategy != "before_last_user":
-            target = out[last_user]
-            merged = _with_text(target.get("content"), block, prepend=True)
-            if merged is not None:
-                out[last_user] = {**target, "content": merged}
-                return done(last_user, "user")
-        out.insert(last_user, {"role": "user", "content": block})
-        return done(last_user, "user")
+def _place_user_role(
+    out: list[dict[str, Any]], block: str, strategy: str, last_user: int
+) -> tuple[int, str]:
+    """No system role: a user message at ``last_user``, or merged into that message."""
+    if strategy != "before_last_user":
+        target = out[last_user]
+        merged = _with_text(target.get("content"), block, prepend=True)
+        if merged is not None:
+            out[last_user] = {**target, "content": merged}
+            return last_user, "user"
+    out.insert(last_user, {"role": "user", "content": block})
+    return last_user, "user"
 
-    if caps.system_must_be_first:
-        first = out[0]
-        if first.get("role") in _SYSTEM_ROLES:
-            merged = _with_text(first.get("content"), block, prepend=False)
-            if merged is not None:
-                out[0] = {**first, "content": merged}
-                return done(0, str(first["role"]))
-        out.insert(0, {"role": "system", "content": block})
-        return done(0, "system")
 
+def _place_first(out: list[dict[str, Any]], block: str) -> tuple[int, str]:
+    """One leading system message: appended to the caller's, or a new one at 0."""
+    first = out[0]
+    if first.get("role") in _SYSTEM_ROLES:
+        merged = _with_text(first.get("content"), block, prepend=False)
+        if merged is not None:
+            out[0] = {**first, "content": merged}
+            return 0, str(first["role"])
+    out.insert(0, {"role": "system", "content": block})
+    return 0, "system"
+
+
+def _place_system(
+    out: list[dict[str, Any]], block: str, strategy: str, last_user: int
+) -> tuple[int, str]:
+    """Default provider: a system message at ``last_user`` or at 0, or a system-prompt prefix."""
     if strategy == "before_last_user":
         out.insert(last_user, {"role": "system", "content": block})
-        return done(last_user, "system")
+        return last_user, "system"
     if strategy == "system_prompt_prefix":
         for i, msg in enumerate(out):
             if msg.get("role") in _SYSTEM_ROLES:
                 merged = _with_text(msg.get("content"), block, prepend=True)
                 if merged is not None:
                     out[i] = {**msg, "content": merged}
-                    return done(i, str(msg["role"]))
+                    return i, str(msg["role"])
                 break
     out.insert(0, {"role": "system", "content": block})
-    return done(0, "system")
+    return 0, "system"

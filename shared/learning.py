@@ -18,7 +18,9 @@ One ``learn`` job handles one exchange (:class:`~shared.jobs.payloads.LearnPaylo
 4. **Write** (:mod:`shared.memory_writes`): sanitise → sensitive check → dedupe → upsert facts,
    capture each new turn as an episodic ``turn`` memory unless it only asks a question or makes a
    request (:func:`shared.echo.is_question_or_request`), delete contradicted facts; facts and
-   captured turns are written in one transaction (all or nothing).
+   captured turns are written in one transaction (all or nothing). A forget made at or after
+   this request wins over it (:mod:`shared.forget_guard`): what it names is not written, or is
+   deleted again when the forget committed during the write.
 5. **Previous turns' context.** The two turns before this request's first new one learned their
    context without the turns that followed them (those arrive now): their context is recomputed
    and updated where the memory exists (never re-created).
@@ -37,9 +39,11 @@ from collections.abc import Iterable
 import msgspec
 
 from shared.fact_candidates import Extraction, extract_candidates, is_grounded
+from shared.forget_guard import drop_forgotten, purge_forgotten
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
-from shared.memory_writes import FactWrites, capture_writes, fact_writes, sanitise_fact, supersede
+from shared.jobs.vector_sync import enqueue_vector_delete
+from shared.memory_writes import capture_writes, fact_writes, sanitise_fact, supersede
 from shared.models import NewMemory
 from shared.new_turns import clean_turn, learnable_turns, prefix_ids
 from shared.turn_context import AFTER, chat_sequence, neighbour_context
@@ -133,8 +137,11 @@ def _fact_contexts(jc: JobContext, p: LearnPayload, ex: Extraction) -> dict[int,
 
 
 async def _update_previous_contexts(jc: JobContext, p: LearnPayload, turns: _Turns) -> None:
-    """Step 5: recompute the context of the :data:`~shared.turn_context.AFTER` turns before the
-    first new one (their following turns arrived in this request), where they were captured."""
+    """Step 5: recompute the context of the turns just before the first new one.
+
+    These are the :data:`~shared.turn_context.AFTER` turns whose following turns arrived in this
+    request; only those that were captured are updated.
+    """
     if not jc.settings.capture_turns:
         return
     previous = range(max(0, turns.learned - AFTER), turns.learned)
@@ -145,25 +152,49 @@ async def _update_previous_contexts(jc: JobContext, p: LearnPayload, turns: _Tur
     jc.count("context_updated", len(updated))
 
 
-async def _finish(
-    jc: JobContext, p: LearnPayload, turns: _Turns, ex: Extraction, fw: FactWrites, captured: int
-) -> None:
-    """Step 6: the cursor (last write), then events and counters."""
+async def _write(
+    jc: JobContext, p: LearnPayload, writes: list[NewMemory]
+) -> tuple[list[NewMemory], list[int]]:
+    """Step 4's upsert, guarded by forgets (:mod:`shared.forget_guard`).
+
+    A forget made at or after this request wins over it: the writes it names are dropped before
+    the upsert, and what it names among the rows written (a forget that committed meanwhile) is
+    deleted again (and from Qdrant).
+
+    Returns:
+        The writes kept, and the rowids written whose content is new or changed (to embed).
+
+    Raises:
+        StoreError: the store failed (the job is retried).
+    """
+    store = jc.store
+    writes, forgotten = await drop_forgotten(store, p.owner_id, p.user_id, p.created_at, writes)
+    written = await store.writes.upsert_many(writes, now=p.created_at)
+    purged = await purge_forgotten(
+        store, p.owner_id, p.user_id, p.created_at, [m for m, _ in written], time.time()
+    )
+    if purged:
+        await enqueue_vector_delete(jc.queue, purged)
+    jc.count("forget_blocked", forgotten + len(purged))
+    return writes, [m.id for m, _ in written if m.needs_reindex and m.id not in purged]
+
+
+async def _finish(jc: JobContext, p: LearnPayload, turns: _Turns, counts: dict[str, int]) -> None:
+    """Step 6: the cursor (last write), then events and counters.
+
+    ``counts`` maps counter names to values; ``facts`` and ``captured`` are the writes kept
+    after forgets.
+    """
     if turns.prefixes:
         total = len(turns.prefixes)
         await jc.store.cursors.mark_learned(
             p.owner_id, p.user_id, turns.prefixes[-1], total, time.time()
         )
-    facts = len(fw.writes)
-    if facts:
-        await jc.store.events.record("extraction", p.owner_id, user_id=p.user_id, count=facts)
-    if captured:
-        await jc.store.events.record("capture", p.owner_id, user_id=p.user_id, count=captured)
-    jc.count("facts", facts)
-    jc.count("captured", captured)
-    jc.count("sensitive_skipped", fw.sensitive_skipped)
-    jc.count("deduplicated", fw.deduplicated)
-    jc.count("ungrounded_skipped", ex.ungrounded)
+    for event, name in (("extraction", "facts"), ("capture", "captured")):
+        if counts[name]:
+            await jc.store.events.record(event, p.owner_id, user_id=p.user_id, count=counts[name])
+    for name, value in counts.items():
+        jc.count(name, value)
 
 
 async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
@@ -185,17 +216,25 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
         captures = capture_writes(jc, p, turns.new, keys, contexts)
     writes = facts.writes + captures
     await supersede(jc, p, writes)
-    written = await jc.store.writes.upsert_many(writes, now=p.created_at)
+    writes, ids = await _write(jc, p, writes)
     await _update_previous_contexts(jc, p, turns)
-    await _finish(jc, p, turns, extraction, facts, len(captures))
+    n_facts = sum(1 for w in writes if w.source == "extraction")
+    counts = {
+        "facts": n_facts,
+        "captured": len(writes) - n_facts,
+        "sensitive_skipped": facts.sensitive_skipped,
+        "deduplicated": facts.deduplicated,
+        "ungrounded_skipped": extraction.ungrounded,
+    }
+    await _finish(jc, p, turns, counts)
     return LearnResult(
         turns=len(p.user_turns) - max(turns.learned, turns.first),
-        facts=len(facts.writes),
-        captured=len(captures),
+        facts=counts["facts"],
+        captured=counts["captured"],
         sensitive_skipped=facts.sensitive_skipped,
         deduplicated=facts.deduplicated,
         ungrounded_skipped=extraction.ungrounded,
         extractor=extraction.extractor,
         llm_error=extraction.llm_error,
-        memory_ids=[m.id for m, _ in written if m.needs_reindex],  # to embed
+        memory_ids=ids,
     )

@@ -147,8 +147,10 @@ def capture_writes(
     turn_keys: Sequence[str],
     contexts: dict[int, str],
 ) -> list[NewMemory]:
-    """Each new turn as an episodic ``turn`` memory, except question-or-request turns. Pure
-    apart from the detector; ``contexts`` maps a turn index to its redacted neighbour text."""
+    """Each new turn as an episodic ``turn`` memory, except question-or-request turns.
+
+    Pure apart from the detector; ``contexts`` maps a turn index to its redacted neighbour text.
+    """
     origin = {"session_id": p.session_id, "request_id": p.request_id}
     return [
         NewMemory(

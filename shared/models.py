@@ -24,15 +24,16 @@ MEMORY_CATEGORIES: tuple[str, ...] = (
 GLOBAL_OWNER = "global"
 
 
-class Memory(msgspec.Struct, frozen=True, kw_only=True):
-    """One stored memory. Times are unix seconds; ``user_id`` ``""`` means owner-wide.
+class MemoryFields(msgspec.Struct, frozen=True, kw_only=True):
+    """The fields every view of a stored memory shares.
 
-    ``id`` is the integer rowid (FTS5 and vec0 join on it); ``public_id`` is what APIs expose.
-    A non-null ``session_id`` makes the memory visible only inside that session.
+    Times are unix seconds; ``user_id`` ``""`` means owner-wide; a non-null ``session_id`` makes the
+    memory visible only inside that session.
+
+    :class:`Memory` adds the store's identifiers; the API view
+    (:class:`shared.memory_api.MemoryView`) adds only the public id.
     """
 
-    id: int
-    public_id: str
     owner_id: str
     user_id: str
     session_id: str | None
@@ -51,14 +52,39 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     needs_reindex: bool
 
 
-class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
-    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert).
+class Memory(MemoryFields, frozen=True, kw_only=True):
+    """One stored memory: ``id`` is the integer rowid (FTS5 and vec0 join on it).
 
-    ``context`` is the text of the conversation turns around the one the memory came from: a
-    search-only field, never injected (:mod:`shared.turn_context`); ``""`` = unknown.
+    ``public_id`` is what APIs expose.
     """
 
-    owner_id: str
+    id: int
+    public_id: str
+
+
+class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Fields an edit may set.
+
+    (``PATCH /api/memory/{id}``, the MCP ``update`` tool, the store's update): absent (``UNSET``) =
+    unchanged; ``expires_at`` null = never expires; ``metadata`` replaces the whole object.
+    """
+
+    content: str | msgspec.UnsetType = msgspec.UNSET
+    type: MemoryType | msgspec.UnsetType = msgspec.UNSET
+    category: MemoryCategory | msgspec.UnsetType = msgspec.UNSET
+    key: str | msgspec.UnsetType = msgspec.UNSET
+    metadata: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    expires_at: float | msgspec.UnsetType | None = msgspec.UNSET
+    relevance: float | msgspec.UnsetType = msgspec.UNSET
+
+
+class MemoryInput(msgspec.Struct, frozen=True, kw_only=True):
+    """The fields a writer gives a new memory.
+
+    (times are unix seconds; ``expires_at`` None: never expires). :class:`NewMemory` adds the owner
+    and the source; the API's :class:`shared.memory_api.MemoryCreate` adds an optional owner.
+    """
+
     content: str
     user_id: str = ""
     session_id: str | None = None
@@ -66,9 +92,19 @@ class NewMemory(msgspec.Struct, frozen=True, kw_only=True):
     category: MemoryCategory = "fact"
     key: str | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
-    source: str = "api"
     expires_at: float | None = None
     relevance: float = 1.0
+
+
+class NewMemory(MemoryInput, frozen=True, kw_only=True):
+    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert).
+
+    ``context`` is the text of the conversation turns around the one the memory came from: a
+    search-only field, never injected (:mod:`shared.turn_context`); ``""`` = unknown.
+    """
+
+    owner_id: str
+    source: str = "api"
     context: str = ""
 
 
@@ -87,7 +123,12 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
-    """A client API key record (the secret itself is never stored, only its sha256)."""
+    """A client API key record (the secret itself is never stored, only its sha256).
+
+    ``recall_enabled`` / ``learn_enabled``: the key's memory switches (None = inherit from the
+    provider, then the global settings). ``max_memories`` / ``max_bytes``: the key's memory cap
+    (count; bytes of content), None = no cap.
+    """
 
     id: str
     name: str
@@ -95,3 +136,7 @@ class ApiKey(msgspec.Struct, frozen=True, kw_only=True):
     created_at: float
     revoked_at: float | None
     last_used_at: float | None
+    recall_enabled: bool | None = None
+    learn_enabled: bool | None = None
+    max_memories: int | None = None
+    max_bytes: int | None = None

@@ -12,6 +12,7 @@ import hashlib
 
 from shared.control_chars import strip_control_chars
 from shared.extraction import is_do_not_remember
+from shared.forget_intent import detect_forget
 
 #: Characters of one user turn considered (longer turns are cut; pastes beyond are not facts).
 MAX_TURN_CHARS = 8000
@@ -28,15 +29,17 @@ def prefix_ids(user_turns: list[str]) -> list[str]:
 
 
 def clean_turn(text: str) -> str:
-    """A user turn as learned and stored: :func:`strip_control_chars`, stripped, at most
-    :data:`MAX_TURN_CHARS` characters."""
+    """A user turn as learned and stored.
+
+    :func:`strip_control_chars`, stripped, at most :data:`MAX_TURN_CHARS` characters.
+    """
     return strip_control_chars(text).strip()[:MAX_TURN_CHARS]
 
 
 def has_word_character(text: str) -> bool:
-    """True when ``text`` holds at least one letter or digit of any script (``str.isalnum``).
+    r"""True when ``text`` holds at least one letter or digit of any script (``str.isalnum``).
 
-    A turn without one (``"*"``, ``"-"``, ``"'"``, ``"\\u200b"``, ``"\\x00"``) carries nothing
+    A turn without one (``"*"``, ``"-"``, ``"'"``, ``"\u200b"``, ``"\x00"``) carries nothing
     worth remembering. Pure; never raises.
     """
     return any(ch.isalnum() for ch in text)
@@ -48,7 +51,8 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
     Only the newest ``max_turns`` (>= 1) indices from ``start`` on are considered; of those, a
     turn is dropped when its cleaned text (:func:`clean_turn`: control characters other than
     newline and tab become spaces, stripped, cut to :data:`MAX_TURN_CHARS`) is empty, has no
-    letter or digit (:func:`has_word_character`), asks not to be remembered, or repeats
+    letter or digit (:func:`has_word_character`), asks not to be remembered or to forget something
+    (:func:`shared.forget_intent.detect_forget`), or repeats
     a newer turn of the window verbatim (the newest occurrence is kept). Pure; never raises.
     """
     first = max(start, len(user_turns) - max(1, max_turns), 0)
@@ -59,7 +63,7 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
         if not text or text in seen or not has_word_character(text):
             continue
         seen.add(text)
-        if not is_do_not_remember(text):
+        if not is_do_not_remember(text) and detect_forget(text) is None:
             kept.append((index, text))
     kept.reverse()
     return kept

@@ -45,8 +45,11 @@ class RewriteResult(msgspec.Struct, frozen=True):
 
 
 def rewrite_messages(history: Sequence[tuple[str, str]], newest: str) -> list[dict[str, str]]:
-    """The chat messages of a rewrite request. ``history`` holds ``(role, text)`` turns before
-    ``newest``, oldest first (only the last :data:`MAX_HISTORY_TURNS` are used). Pure."""
+    """The chat messages of a rewrite request.
+
+    ``history`` holds ``(role, text)`` turns before ``newest``, oldest first (only the last
+    :data:`MAX_HISTORY_TURNS` are used). Pure.
+    """
     lines = [
         f"{role}: {' '.join(text.split())[:MAX_TURN_CHARS]}"
         for role, text in history[-MAX_HISTORY_TURNS:]

@@ -25,6 +25,8 @@ from shared.settings import ProviderConfig, Settings
 from shared.turn_context import assistant_replies
 
 log = logging.getLogger("mnemogate.recall")
+#: Fewest candidates worth a rerank call (one candidate has only one order).
+MIN_TO_RERANK = 2
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ async def reranked_ids(
     Off (``rerank_url`` empty, no ``assist``, fewer than 2 ids) → ``ids`` unchanged. On failure
     (bounded by ``rerank_timeout_ms``) the fused order and the reason.
     """
-    if assist is None or not settings.rerank_url or len(ids) < 2:
+    if assist is None or not settings.rerank_url or len(ids) < MIN_TO_RERANK:
         return list(ids), None
     top = list(ids[: settings.rerank_candidates])
     result = await rerank(
@@ -139,7 +141,7 @@ async def reranked_candidates(
     ``rerank_candidates`` are reranked (:func:`reranked_ids`), and each gets the score
     ``len - position`` so that the order survives the budget walk. Off or failed → unchanged.
     """
-    if assist is None or not settings.rerank_url or len(candidates) < 2:
+    if assist is None or not settings.rerank_url or len(candidates) < MIN_TO_RERANK:
         return list(candidates), None
     order = order_candidates(
         [

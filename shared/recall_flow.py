@@ -1,7 +1,8 @@
-"""The request path's memory step: recall under a time budget, redact, format, inject.
+"""The request path's memory step: recall under a time budget, redact, format the block.
 
 Pure orchestration over :mod:`shared.retrieval` and :mod:`shared.injection`; never raises for a
-memory failure: the request then goes upstream unchanged with a ``degraded`` reason (DESIGN §1).
+memory failure: the request then goes upstream unchanged with a ``degraded`` reason
+(docs/ARCHITECTURE.md). Placing the block is each client format's job (``shared/formats``).
 """
 
 from __future__ import annotations
@@ -9,20 +10,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
 from shared.engine import Engine
 from shared.errors import MnemogateError
-from shared.injection import (
-    ProviderCapabilities,
-    RecalledMemory,
-    format_memory_block,
-    inject,
-    newest_user_text,
-)
+from shared.forget_terms import without_named
+from shared.injection import RecalledMemory, format_memory_block
+from shared.metrics import note_recall
 from shared.models import Scope
+from shared.ranking import estimate_tokens
 from shared.recall_assist import RecallAssist, search_query
 from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
@@ -34,22 +34,29 @@ log = logging.getLogger("mnemogate.recall")
 
 @functools.lru_cache(maxsize=16_384)
 def _redacted(detector: SensitiveDetector, text: str) -> str:
-    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
-    requests, so redaction runs once per memory text rather than on every request."""
+    """``detector.redact(text)``, memoised per (detector, text).
+
+    Recalled texts repeat across requests, so redaction runs once per memory text rather than on
+    every request.
+    """
     return detector.redact(text)
 
 
 async def _assisted_recall(
     store: Store,
     scope: Scope,
-    messages: Any,
+    conversation: Callable[[], Sequence[Any]],
     query: str,
     settings: Settings,
     now: float,
     engine: Engine | None,
     assist: RecallAssist | None,
 ) -> RecallResult:
-    """:func:`recall` of the (optionally rewritten) query; echoes compare with the original."""
+    """:func:`recall` of the (optionally rewritten) query; echoes compare with the original.
+
+    ``conversation`` is read only when a helper is on (the query rewrite's history).
+    """
+    messages = conversation() if assist is not None else ()
     search, rewrite_degraded = await search_query(assist, settings, messages, query)
     result = await recall(
         store.memories, scope, search, settings, now, engine, assist=assist, echo_of=query
@@ -59,78 +66,119 @@ async def _assisted_recall(
     return msgspec.structs.replace(result, degraded=rewrite_degraded)
 
 
-class MemoryPlan(msgspec.Struct, kw_only=True):
-    """The body to send upstream and what memory did: injected rowids, tier, degradation."""
+class RecalledBlock(msgspec.Struct, kw_only=True):
+    """What recall produced for one query.
 
-    body: dict[str, Any]
+    The formatted block (``""`` when nothing is to be injected), the rowids it holds, the tier
+    that answered and why a tier degraded (or None).
+    """
+
+    block: str
     memory_ids: list[int]
     tier: str
     degraded: str | None = None
+    #: Estimated tokens of the block (:func:`shared.ranking.estimate_tokens`), 0 when empty.
+    tokens: int = 0
 
 
-async def plan_memory(
+async def recall_block(
     store: Store,
     detector: SensitiveDetector,
     settings: Settings,
     scope: Scope,
-    body: dict[str, Any],
-    caps: ProviderCapabilities,
+    query: str,
     now: float,
     engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
+    *,
     assist: RecallAssist | None = None,
-) -> MemoryPlan:
-    """Recall memories for ``body``'s newest user message and inject them into a copy of ``body``.
+    conversation: Callable[[], Sequence[Any]] = tuple,
+) -> RecalledBlock:
+    """:func:`recall_block_untimed`, timed and recorded in the metrics.
 
-    Memory content is redacted by ``detector`` before injection (secrets that reached the store
-    some other way are never injected verbatim). Timeout = ``settings.recall_timeout_ms``, which
-    also bounds the optional query rewrite and rerank of ``assist``
-    (:mod:`shared.recall_assist`).
+    :func:`shared.metrics.note_recall` gets the duration by tier, the memories and tokens in the
+    block and the degradation reason (the one metrics hook of every client format's recall).
     """
-    messages = body.get("messages", [])
-    query = newest_user_text(messages)
+    started = time.perf_counter()
+    recalled = await recall_block_untimed(
+        store,
+        detector,
+        settings,
+        scope,
+        query,
+        now,
+        engine,
+        forget,
+        assist=assist,
+        conversation=conversation,
+    )
+    note_recall(
+        time.perf_counter() - started,
+        recalled.tier,
+        len(recalled.memory_ids),
+        recalled.tokens,
+        recalled.degraded,
+    )
+    return recalled
+
+
+async def recall_block_untimed(
+    store: Store,
+    detector: SensitiveDetector,
+    settings: Settings,
+    scope: Scope,
+    query: str,
+    now: float,
+    engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    conversation: Callable[[], Sequence[Any]] = tuple,
+) -> RecalledBlock:
+    """Recall memories for ``query`` in ``scope`` and format them as the injected block.
+
+    Format-neutral: every client format calls this with its newest user input and places the
+    block itself (``shared/formats``). Memory content is redacted by ``detector`` before it
+    goes into the block (secrets that reached the store some other way are never injected
+    verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
+    an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
+    this message; recalled memories they name are left out
+    (:func:`shared.forget_terms.without_named`). ``assist``: the optional query rewrite and
+    rerank (:mod:`shared.recall_assist`), bounded by the same timeout; ``conversation``: the
+    request's user and assistant messages as chat-like ``{"role", "content"}`` dicts, oldest
+    first (the rewrite's history; read only when a helper is on).
+    """
     if not query.strip():
-        return MemoryPlan(body=body, memory_ids=[], tier="none")
+        return RecalledBlock(block="", memory_ids=[], tier="none")
     try:
         result = await asyncio.wait_for(
-            _assisted_recall(store, scope, messages, query, settings, now, engine, assist),
+            _assisted_recall(store, scope, conversation, query, settings, now, engine, assist),
             settings.recall_timeout_ms / 1000,
         )
     except TimeoutError:
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_timeout")
+        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
     except MnemogateError as exc:
         log.warning("recall failed: %s", exc)
-        return MemoryPlan(
-            body=body, memory_ids=[], tier="none", degraded=exc.code or "recall_error"
+        return RecalledBlock(
+            block="", memory_ids=[], tier="none", degraded=exc.code or "recall_error"
         )
-    except Exception as exc:  # memory must never fail a chat request (DESIGN §1)
+    except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded="recall_error")
-    if not result.memories:
-        return MemoryPlan(body=body, memory_ids=[], tier=result.tier, degraded=result.degraded)
+        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+    memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(
             content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
             created_at=m.created_at,
             category=m.category,
         )
-        for m in result.memories
+        for m in memories
     ]
-    placed = inject(
-        messages,
-        format_memory_block(recalled),
-        settings.injection_strategy,
-        caps,
-        body.get("system"),
-    )
-    if not placed.injected:
-        return MemoryPlan(body=body, memory_ids=[], tier="none", degraded=result.degraded)
-    new_body = dict(body)
-    new_body["messages"] = placed.messages
-    if placed.system_changed:
-        new_body["system"] = placed.system
-    return MemoryPlan(
-        body=new_body,
-        memory_ids=[m.id for m in result.memories],
-        tier=result.tier,
+    block = format_memory_block(recalled) if recalled else ""
+    return RecalledBlock(
+        block=block,
+        memory_ids=[m.id for m in memories] if block else [],
+        tier=result.tier if block or not result.memories else "none",
         degraded=result.degraded,
+        tokens=estimate_tokens(block),
     )

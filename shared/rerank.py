@@ -106,9 +106,11 @@ async def rerank(
 
 
 def reranked_order(ids: Sequence[int], scores: dict[int, float]) -> list[int]:
-    """``ids`` reordered: the documents with a score by descending score (ties keep their fused
-    order), then those without one in fused order. ``scores`` is keyed by position in ``ids``.
-    Pure."""
+    """``ids`` reordered by the reranker's scores.
+
+    The documents with a score by descending score (ties keep their fused order), then those
+    without one in fused order. ``scores`` is keyed by position in ``ids``. Pure.
+    """
     scored = sorted((i for i in range(len(ids)) if i in scores), key=lambda i: (-scores[i], i))
     rest = [i for i in range(len(ids)) if i not in scores]
     return [ids[i] for i in [*scored, *rest]]

@@ -150,8 +150,11 @@ async def index_candidates(
     now: float,
     retention: Retention | None,
 ) -> tuple[list[Candidate], dict[int, Memory]]:
-    """Keyword leg over the in-memory index: BM25 with the owner's own statistics and the
-    ``bm25_k1``/``bm25_b``/``recall_context_weight`` of ``settings`` (candidates best first)."""
+    """Keyword leg over the in-memory index, candidates best first.
+
+    BM25 with the owner's own statistics and the ``bm25_k1``/``bm25_b``/``recall_context_weight``
+    of ``settings``.
+    """
     index.reconfigure(bm25_params(settings))
     rows = await index.search(
         scope,
@@ -231,8 +234,11 @@ async def _both_legs(
     now: float,
     echo_of: str,
 ) -> tuple[_VectorLeg, list[Candidate], dict[int, Memory]]:
-    """Vector and keyword legs concurrently (hybrid); keyword only after a failed vector leg
-    (semantic). A cancellation (the recall budget ran out) cancels both."""
+    """Vector and keyword legs concurrently (hybrid).
+
+    Keyword only after a failed vector leg (semantic). A cancellation (the recall budget ran
+    out) cancels both.
+    """
     vector_task = asyncio.ensure_future(_vector_leg(engine, scope, query, settings, now))
     if settings.retrieval_strategy == "semantic":
         vector = await vector_task
@@ -321,8 +327,11 @@ async def _ranked(
     echo: str,
     assist: RecallAssist | None,
 ) -> RecallResult:
-    """Fuse the legs (weighted RRF), drop echoes of ``echo``, rerank (optional), then select
-    within the cap and budget (:func:`select_within_budget`)."""
+    """Fuse the legs and select what to inject.
+
+    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the optional rerank, then
+    the cap and budget (:func:`select_within_budget`).
+    """
     keyword, memories = legs.keyword, legs.memories
     vector = legs.vector.candidates
     if vector:

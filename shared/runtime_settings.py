@@ -19,15 +19,19 @@ cannot be overridden; secrets (:data:`SECRET_FIELDS`) are masked on read (:func:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from shared.errors import ConfigurationError, StoreError
+from shared.sensitive import SensitiveDetector
+from shared.sensitive_patterns import build_detector
 from shared.settings import Settings, settings_fields
 from shared.store.settings_row import SettingsRow, SettingsStore
 
@@ -44,6 +48,8 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "host",
         "port",
         "admin_token",
+        "metrics_access",
+        "log_format",
         "max_body_bytes",
         "upstream_base_url",
         "upstream_api_key",
@@ -52,6 +58,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "upstream_rejects_system_role",
         "upstream_system_must_be_first",
         "upstream_top_level_system",
+        "upstream_kind",
         "providers_file",
         "embedding_source",
         "embedding_base_url",
@@ -71,6 +78,10 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "qdrant_collection",
         "qdrant_timeout_s",
         "job_timeout_s",
+        "recall_cache_mb",
+        "recall_freshness_ms",
+        "http_timeout_s",
+        "http_connect_timeout_s",
     }
 )
 SECRET_FIELDS: frozenset[str] = frozenset(
@@ -102,6 +113,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "rerank_timeout_ms": (1, 60_000),
     "query_rewrite_timeout_ms": (1, 60_000),
     "learn_max_turns": (1, 100),
+    "forget_max_matches": (1, 1000),
+    "end_user_max_chars": (1, 4096),
     "llm_extractor_min_turns": (1, 1000),
     "llm_extractor_timeout_s": (0.001, 3600),
     "embedding_dim": (0, 16_384),
@@ -116,6 +129,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "job_max_tries": (1, 100),
     "outbox_relay_interval_s": (0.01, 86_400),
     "settings_refresh_s": (0, 3600),
+    "http_timeout_s": (0.001, 3600),
+    "http_connect_timeout_s": (0.001, 600),
 }
 
 
@@ -184,14 +199,59 @@ def masked_view(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class SettingsSnapshot:
+    """One version of a process's effective settings and what is derived from them.
+
+    ``version`` is the ``settings`` row version applied (0: environment only); ``overrides`` the
+    fields it overrides; ``updated_at`` when it was written (unix seconds); ``detector`` the
+    sensitive-content detector for its ``sensitive_custom_patterns``.
+    """
+
+    settings: Settings
+    detector: SensitiveDetector
+    version: int = 0
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    updated_at: float | None = None
+
+
+def snapshot_of(
+    settings: Settings,
+    *,
+    version: int = 0,
+    overrides: Mapping[str, Any] | None = None,
+    updated_at: float | None = None,
+    previous: SettingsSnapshot | None = None,
+) -> SettingsSnapshot:
+    """A snapshot of ``settings``.
+
+    The detector of ``previous`` is reused when the patterns did not change.
+
+    Raises:
+        ConfigurationError: invalid ``sensitive_custom_patterns``.
+    """
+    patterns = settings.sensitive_custom_patterns
+    if previous is not None and previous.settings.sensitive_custom_patterns == patterns:
+        detector = previous.detector
+    else:
+        detector = build_detector(patterns)
+    return SettingsSnapshot(
+        settings=settings,
+        detector=detector,
+        version=version,
+        overrides=dict(overrides or {}),
+        updated_at=updated_at,
+    )
+
+
 class RuntimeSettings:
     """The effective settings of one process, refreshed from the ``settings`` row.
 
-    ``current`` is always a valid :class:`Settings`; :meth:`refresh` checks the stored version at
-    most every ``settings_refresh_s`` seconds (monotonic clock) and applies a changed row. A row
-    that no longer validates (e.g. written by a newer release) keeps the previous settings and is
-    logged. ``on_change`` callbacks run after a new version is applied; ``validators`` (raising
-    :class:`ConfigurationError`) check an update's settings before it is stored.
+    :attr:`snapshot` is the one mutable reference: a refresh that finds a new version replaces
+    it with a new immutable :class:`SettingsSnapshot`, so a reader holding one sees a consistent
+    version. :meth:`refresh` checks the stored version at most every ``settings_refresh_s``
+    seconds (monotonic clock). A row that no longer validates (e.g. written by a newer release)
+    keeps the previous settings and is logged.
     """
 
     def __init__(
@@ -201,17 +261,27 @@ class RuntimeSettings:
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """Start from the environment settings ``base`` (version 0).
+
+        Raises:
+            ConfigurationError: invalid ``sensitive_custom_patterns`` in ``base``.
+        """
         self.base = base
         self.store = store
         self.clock = clock
-        self.current = base
-        self.version = 0
-        self.overrides: dict[str, Any] = {}
-        self.updated_at: float | None = None
-        self.on_change: list[Callable[[Settings], None]] = []
-        self.validators: list[Callable[[Settings], object]] = []
+        self.snapshot = snapshot_of(base)
         self._checked_at = -math.inf
         self._lock = asyncio.Lock()
+
+    @property
+    def current(self) -> Settings:
+        """The effective settings now."""
+        return self.snapshot.settings
+
+    @property
+    def version(self) -> int:
+        """The ``settings`` row version applied (0: environment only)."""
+        return self.snapshot.version
 
     def _apply(self, row: SettingsRow) -> None:
         usable = {
@@ -220,15 +290,16 @@ class RuntimeSettings:
             if k in Settings.__struct_fields__ and k not in IMMUTABLE_FIELDS
         }
         try:
-            settings = apply_overrides(self.base, usable)
+            self.snapshot = snapshot_of(
+                apply_overrides(self.base, usable),
+                version=row.version,
+                overrides=usable,
+                updated_at=row.updated_at,
+                previous=self.snapshot,
+            )
         except ConfigurationError as exc:
             log.error("settings version %d ignored: %s", row.version, exc.message)
-            self.version = row.version
-            return
-        self.current, self.version = settings, row.version
-        self.overrides, self.updated_at = usable, row.updated_at
-        for callback in self.on_change:
-            callback(settings)
+            self.snapshot = dataclasses.replace(self.snapshot, version=row.version)
 
     async def refresh(self, *, force: bool = False) -> Settings:
         """The effective settings, re-read if the stored version changed.
@@ -265,8 +336,7 @@ class RuntimeSettings:
             row = await self.store.read()
             current = {k: v for k, v in row.data.items() if k in Settings.__struct_fields__}
             overrides, settings = validate_patch(self.base, current, patch)
-            for validate in self.validators:
-                validate(settings)
+            snapshot_of(settings, previous=self.snapshot)  # invalid patterns: 400, not stored
             written = await self.store.write(overrides, expected_version=row.version)
             if written is not None:
                 async with self._lock:
@@ -276,14 +346,17 @@ class RuntimeSettings:
         raise StoreError("settings changed concurrently; retry the update")
 
     def view(self) -> dict[str, Any]:
-        """JSON-ready view: ``version``, ``updated_at``, masked ``settings`` and ``overrides``,
-        the ``immutable`` and ``secret`` field names, and ``refresh_s`` (the propagation bound)."""
+        """JSON-ready view: ``version``, ``updated_at``, masked ``settings`` and ``overrides``.
+
+        The ``immutable`` and ``secret`` field names, and ``refresh_s`` (the propagation bound).
+        """
+        snapshot = self.snapshot
         return {
-            "version": self.version,
-            "updated_at": self.updated_at,
-            "settings": masked_view(msgspec.structs.asdict(self.current)),
-            "overrides": masked_view(self.overrides),
+            "version": snapshot.version,
+            "updated_at": snapshot.updated_at,
+            "settings": masked_view(msgspec.structs.asdict(snapshot.settings)),
+            "overrides": masked_view(snapshot.overrides),
             "immutable": sorted(IMMUTABLE_FIELDS),
             "secret": sorted(SECRET_FIELDS),
-            "refresh_s": self.current.settings_refresh_s,
+            "refresh_s": snapshot.settings.settings_refresh_s,
         }

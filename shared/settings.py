@@ -20,15 +20,31 @@ from typing import Literal
 import msgspec
 
 from shared.errors import ConfigurationError
+from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
+#: Largest memory block, in tokens (also the search-preview budget bound).
+MAX_RECALL_TOKENS = 8000
+#: Most user turns one learn job reads.
+MAX_LEARN_TURNS = 100
+#: Upper bound of ``forget_max_matches``.
+MAX_FORGET_MATCHES = 1000
+#: Upper bound of ``end_user_max_chars``.
+MAX_END_USER_CHARS = 4096
+#: Upper bound of ``rerank_candidates`` (documents sent to the reranker per recall).
+MAX_RERANK_CANDIDATES = 100
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
 ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
+MetricsAccess = Literal["open", "admin", "off"]
+LogFormat = Literal["text", "json"]
 Quantization = Literal["float32", "int8"]
+#: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
+#: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
+ProviderMemory = Literal["off", "recall", "learn", "both"]
 
 
 class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -36,7 +52,9 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     ``name`` is the prefix a request's model selects it with (``name/model``); ``api_key_env``
     names the environment variable holding its API key (keys never live in the file).
-    Capability flags describe provider quirks (DESIGN §4, §7).
+    Capability flags describe provider quirks (docs/ARCHITECTURE.md). ``kind`` names a preset
+    (:mod:`shared.provider_kinds`) that fills ``formats`` (the client formats it speaks),
+    ``auth`` (how its key is sent) and ``hoists_system`` unless the entry sets them.
     """
 
     name: str
@@ -46,6 +64,15 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     system_must_be_first: bool = False
     top_level_system: bool = False
     api_key: str = ""
+    kind: ProviderKind = "openai"
+    formats: tuple[FormatName, ...] = ("chat", "responses", "embeddings")
+    hoists_system: bool = False
+    auth: AuthStyle = "bearer"
+    memory: ProviderMemory | None = None
+
+    def speaks(self, fmt: str) -> bool:
+        """True when this provider accepts the client format ``fmt`` (``chat``, ...)."""
+        return fmt in self.formats
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -68,9 +95,25 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     upstream_rejects_system_role: bool = False
     upstream_system_must_be_first: bool = False
     upstream_top_level_system: bool = False
+    upstream_kind: ProviderKind = "openai"
     providers_file: str = ""
+    #: extra header names (comma-separated; ``prefix*`` matches a prefix) never forwarded to the
+    #: upstream nor passed back to the client, on top of hop-by-hop headers and credentials
+    strip_headers: str = ""
     # recall and injection
     memory_enabled: bool = True
+    #: Global recall / learning switches (both also need ``memory_enabled``); API keys, providers
+    #: and request headers override them (docs/ARCHITECTURE.md, "Controlling memory").
+    recall_enabled: bool = True
+    learn_enabled: bool = True
+    #: Recognise "forget ..." requests in chat messages and delete what they name.
+    forget_detection: bool = True
+    #: A forget naming more memories than this is refused as too broad (deletes nothing). 1..1000.
+    forget_max_matches: int = 10
+    #: Request headers naming the end user behind a key, comma-separated, first one set wins.
+    end_user_headers: str = "x-mnemogate-user,x-openwebui-user-id"
+    #: Longest end-user id accepted (characters); longer ids are refused with a 400. 1..4096.
+    end_user_max_chars: int = 256
     recall_max_tokens: int = 2000
     recall_top_k: int = 20
     recall_max_memories: int = 10
@@ -143,13 +186,18 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # jobs
     job_max_tries: int = 5
     job_timeout_s: float = 120.0
+    http_timeout_s: float = 30.0
+    http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
+    # observability
+    metrics_access: MetricsAccess = "admin"
+    log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:
             raise ConfigurationError("max_body_bytes must be positive")
-        if not 0 <= self.recall_max_tokens <= 8000:
+        if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
@@ -157,18 +205,19 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
             raise ConfigurationError("rrf_k must be positive")
-        if self.bm25_k1 < 0 or not 0.0 <= self.bm25_b <= 1.0:
-            raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
-        if self.recall_context_weight < 0 or self.recall_cache_mb < 1:
-            raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
-        if not 0 <= self.recall_freshness_ms <= 1000:
-            raise ConfigurationError("recall_freshness_ms must be within 0..1000")
+        _check_recall_engine(self)
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
-        if not 1 <= self.learn_max_turns <= 100:
+        if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
             raise ConfigurationError("learn_max_turns must be within 1..100")
+        if not 1 <= self.forget_max_matches <= MAX_FORGET_MATCHES:
+            raise ConfigurationError("forget_max_matches must be within 1..1000")
+        if not 1 <= self.end_user_max_chars <= MAX_END_USER_CHARS:
+            raise ConfigurationError("end_user_max_chars must be within 1..4096")
         if self.job_timeout_s <= 0:
             raise ConfigurationError("job_timeout_s must be positive")
+        if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
+            raise ConfigurationError("http timeouts must be positive")
         check_recall_helpers(self)
 
     @property
@@ -189,7 +238,7 @@ def check_recall_helpers(settings: Settings) -> None:
             add up to ``recall_timeout_ms`` or more.
     """
     s = settings
-    if not 1 <= s.rerank_candidates <= 100:
+    if not 1 <= s.rerank_candidates <= MAX_RERANK_CANDIDATES:
         raise ConfigurationError("rerank_candidates must be within 1..100")
     if s.rerank_timeout_ms <= 0 or s.query_rewrite_timeout_ms <= 0:
         raise ConfigurationError("rerank_timeout_ms and query_rewrite_timeout_ms must be > 0")
@@ -203,6 +252,25 @@ def check_recall_helpers(settings: Settings) -> None:
         )
     if s.query_rewrite_provider and not s.query_rewrite_model:
         raise ConfigurationError("query_rewrite_provider needs query_rewrite_model")
+
+
+MAX_FRESHNESS_MS = 1000
+"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+
+
+def _check_recall_engine(s: Settings) -> None:
+    """Validate the recall engine's settings.
+
+    Raises:
+        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
+            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
+    """
+    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
+        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
+    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
+        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
+        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 
 
 def settings_fields() -> tuple[str, ...]:
@@ -232,15 +300,31 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
 
 
 def default_provider(settings: Settings) -> ProviderConfig:
-    """The provider built from the ``upstream_*`` settings (name ``default``)."""
-    return ProviderConfig(
-        name="default",
-        base_url=settings.upstream_base_url.rstrip("/"),
-        api_key=settings.upstream_api_key,
-        rejects_system_role=settings.upstream_rejects_system_role,
-        system_must_be_first=settings.upstream_system_must_be_first,
-        top_level_system=settings.upstream_top_level_system,
-    )
+    """The provider built from the ``upstream_*`` settings (name ``default``).
+
+    The preset of ``upstream_kind`` (``openai``: chat, responses and embeddings), flags OR-ed with
+    it.
+
+    Raises:
+        ConfigurationError: unknown ``upstream_kind``.
+    """
+    base = preset(settings.upstream_kind)
+    try:
+        return msgspec.convert(
+            {
+                **base,
+                "name": "default",
+                "base_url": settings.upstream_base_url.rstrip("/"),
+                "api_key": settings.upstream_api_key,
+                "rejects_system_role": settings.upstream_rejects_system_role,
+                "system_must_be_first": settings.upstream_system_must_be_first,
+                "top_level_system": settings.upstream_top_level_system,
+                "hoists_system": bool(base.get("hoists_system")),
+            },
+            ProviderConfig,
+        )
+    except msgspec.ValidationError as exc:  # pragma: no cover - presets are valid
+        raise ConfigurationError(f"invalid default provider: {exc}") from exc
 
 
 def load_providers(
@@ -248,10 +332,11 @@ def load_providers(
 ) -> dict[str, ProviderConfig]:
     """All providers by name: ``default`` plus those in ``providers_file`` (JSON or TOML).
 
-    Each file entry's API key is read from the environment variable named by ``api_key_env``.
+    Each file entry's API key is read from the environment variable named by ``api_key_env``;
+    its ``kind`` preset fills the keys it does not set (:mod:`shared.provider_kinds`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, or has unknown fields.
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
     """
     env = os.environ if environ is None else environ
     providers = {"default": default_provider(settings)}
@@ -261,7 +346,10 @@ def load_providers(
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        items = msgspec.convert(data.get("providers", []), list[ProviderConfig])
+        entries = data.get("providers", [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError("'providers' must be a list of tables/objects")
+        items = msgspec.convert([apply_preset(e) for e in entries], list[ProviderConfig])
     except (OSError, ValueError, tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise ConfigurationError(f"cannot load providers file {path}: {exc}") from exc
     for item in items:

@@ -18,12 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from shared.injection import message_text, strip_memory_block
+from shared.formats.base import text_of_parts
+from shared.injection import strip_memory_block
 
 #: Turns before the captured one that make up its context.
 BEFORE = 2
 #: Turns after the captured one that make up its context.
 AFTER = 2
+#: Text part types of a message (as :func:`shared.injection.all_user_texts` reads them).
+_TEXT_KINDS = ("text", "input_text")
 #: Characters kept of each neighbouring turn (a pasted document is context, not a search field).
 MAX_NEIGHBOUR_CHARS = 1000
 
@@ -104,8 +107,9 @@ def chat_sequence(
 def assistant_replies(
     messages: Sequence[Any], max_chars: int = MAX_NEIGHBOUR_CHARS, keep_last: int | None = None
 ) -> list[str]:
-    """For each user message :func:`shared.injection.all_user_texts` keeps, the assistant text
-    that follows it.
+    """The assistant text that follows each user message kept by ``all_user_texts``.
+
+    ``all_user_texts`` is :func:`shared.injection.all_user_texts`.
 
     ``replies[i]`` joins (newline) the assistant messages between kept user turn ``i`` and the
     next kept one, each cut to ``max_chars`` characters; ``""`` when there is none. The list has
@@ -121,10 +125,10 @@ def assistant_replies(
             continue
         role = msg.get("role")
         if role == "user":
-            if strip_memory_block(message_text(msg.get("content"))).strip():
+            if strip_memory_block(text_of_parts(msg.get("content"), _TEXT_KINDS)).strip():
                 replies.append("")
         elif role == "assistant" and replies:
-            text = message_text(msg.get("content"))[:max_chars]
+            text = text_of_parts(msg.get("content"), _TEXT_KINDS)[:max_chars]
             if text.strip():
                 replies[-1] = f"{replies[-1]}\n{text}" if replies[-1] else text
     if keep_last is not None:

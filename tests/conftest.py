@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import IO
 
 import pytest
 import redis
@@ -78,6 +79,7 @@ def redis_url() -> Iterator[str]:
 def worker_process(tmp_path, redis_url) -> Iterator[object]:
     """Start ``mnemogate worker`` subprocesses against the test DB and Redis."""
     procs: list[subprocess.Popen[bytes]] = []
+    logs: list[IO[bytes]] = []
 
     def start(db_path: str, *args: str, **env_overrides: str) -> subprocess.Popen[bytes]:
         env = dict(os.environ)
@@ -89,11 +91,13 @@ def worker_process(tmp_path, redis_url) -> Iterator[object]:
                 **{f"MNEMOGATE_{k.upper()}": v for k, v in env_overrides.items()},
             }
         )
+        log = open(tmp_path / f"worker-{len(procs)}.log", "wb")  # noqa: SIM115
+        logs.append(log)
         proc = subprocess.Popen(
             [sys.executable, "-m", "services.cli", "worker", *args],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=open(tmp_path / f"worker-{len(procs)}.log", "wb"),  # noqa: SIM115
+            stderr=log,
         )
         procs.append(proc)
         return proc
@@ -107,8 +111,10 @@ def worker_process(tmp_path, redis_url) -> Iterator[object]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+    for log in logs:
+        log.close()
 
 
-def run(coro):  # type: ignore[no-untyped-def]
+def run(coro):
     """Run a coroutine to completion from synchronous test code."""
     return asyncio.run(coro)

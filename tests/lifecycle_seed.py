@@ -1,6 +1,6 @@
 """Seeding and inspection helpers for lifecycle tests (real migrated SQLite, the store's own SQL).
 
-CASES L1-L3 seeds are relative to a given ``now`` with the default settings (episodic TTL 30
+Lifecycle seeds are relative to a given ``now`` with the default settings (episodic TTL 30
 days, access immunity 3).
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlean  # type: ignore[import-untyped]
-import sqlite_vec  # type: ignore[import-untyped]
+import sqlean
+import sqlite_vec
 
 from shared.models import NewMemory
 from shared.store import Store
@@ -51,7 +51,7 @@ async def add(
 
 
 async def seed_cases(store: Store, now: float) -> dict[str, int]:
-    """CASES L1-L3 plus a fresh episodic memory; returns case name -> rowid."""
+    """The lifecycle seeds plus a fresh episodic memory; returns case name -> rowid."""
     return {
         "L1": await add(
             store,

@@ -1,4 +1,4 @@
-"""``compose.yaml`` is valid for the docker compose in use (issue 6 acceptance 4).
+"""``compose.yaml`` is valid for the docker compose in use.
 
 Runs ``docker compose config`` (with and without the ``qdrant`` profile) when a docker compose
 plugin is installed; skipped otherwise (these machines have no container runtime).

@@ -1,0 +1,1 @@
+"""The arq worker process that runs background jobs from Redis."""

@@ -1,9 +1,10 @@
 """The arq worker: runs the shared job handlers from Redis, plus the outbox relay as a cron job.
 
-Shared clients (store, HTTP client, sensitive detector) open in ``on_startup`` and close in
-``on_shutdown``. Retries: a handler's :class:`TransientJobError` becomes ``arq.Retry`` with
-exponential backoff until ``job_max_tries``; then a dead letter is recorded (arq retries only on
-``Retry``, DESIGN §6).
+The process :class:`~shared.runtime.Runtime` (store, settings snapshot, HTTP client, engine, queue)
+is built in ``on_startup`` and closed in ``on_shutdown``. Retries: a handler's
+:class:`TransientJobError` becomes ``arq.Retry`` with exponential backoff until ``job_max_tries``;
+then a dead letter is recorded (arq retries only on ``Retry``; see "Job kinds" in
+``docs/ARCHITECTURE.md``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import signal
 import time
 from typing import Any
 
-import httpx
 from arq import Retry
 from arq.connections import RedisSettings
 from arq.cron import cron
@@ -25,7 +25,7 @@ from arq.typing import StartupShutdown
 from arq.worker import Function, Worker, func
 from redis.exceptions import RedisError
 
-from shared.jobs.context import JobContext, build_job_context
+from shared.jobs.context import JobContext
 from shared.jobs.handlers import HANDLERS, TransientJobError, backoff_s, dead_letter, execute
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
@@ -34,9 +34,9 @@ from shared.jobs.payloads import (
     SweepPayload,
     encode_payload,
 )
-from shared.jobs.queue import ArqQueue, job_deserializer, job_serializer
+from shared.jobs.queue import ArqQueue, JobQueue, Runner, job_deserializer, job_serializer
 from shared.jobs.reindex import start_reindex_if_needed
-from shared.runtime_settings import RuntimeSettings
+from shared.runtime import Runtime, open_runtime
 from shared.settings import Settings
 from shared.store import Store
 
@@ -56,7 +56,7 @@ JOB_TIMEOUT_MARGIN_S = 2.0
 
 
 def arq_job_timeout_s(settings: Settings) -> float:
-    """arq's timeout for every function and cron job: ``job_timeout_s`` + 2 s, in seconds."""
+    """Arq's timeout for every function and cron job: ``job_timeout_s`` + 2 s, in seconds."""
     return settings.job_timeout_s + JOB_TIMEOUT_MARGIN_S
 
 
@@ -87,32 +87,24 @@ def _job_function(name: str, settings: Settings) -> Function:
 
 def _on_startup(settings: Settings) -> StartupShutdown:
     async def startup(ctx: dict[Any, Any]) -> None:
-        store = await Store.open(settings.db_path, run_migrations=True)
-        runtime = RuntimeSettings(settings, store.settings)
-        current = await runtime.refresh(force=True)  # runtime overrides apply from the start
-        jc = build_job_context(
-            current, store, httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
-        )
-        jc.queue = ArqQueue(ctx["redis"], store.outbox)
-        jc.runtime = runtime
-        assert jc.engine is not None  # build_job_context always builds one
-        await jc.engine.warm_up()
-        await start_reindex_if_needed(jc.engine, jc.queue)
-        ctx["jc"] = jc
-        gc.freeze()  # start-up objects leave the collected generations (see ARCHITECTURE.md)
+        async def arq_queue(store: Store, run: Runner) -> JobQueue:
+            return ArqQueue(ctx["redis"], store.outbox, owns_pool=False)  # arq closes it
+
+        runtime = await open_runtime(settings, arq_queue)  # runtime overrides apply from start
+        ctx["runtime"] = runtime
+        ctx["jc"] = runtime.jobs
+        await runtime.engine.warm_up()
+        await start_reindex_if_needed(runtime.engine, runtime.queue)
+        gc.freeze()  # start-up objects leave the collected generations (docs/ARCHITECTURE.md)
 
     return startup
 
 
 async def _on_shutdown(ctx: dict[str, Any]) -> None:
-    jc: JobContext | None = ctx.pop("jc", None)
-    if jc is not None:
-        try:
-            if jc.engine is not None:
-                await jc.engine.close()
-            await jc.http.aclose()
-        finally:
-            await jc.store.close()  # its connection threads would keep the process alive
+    ctx.pop("jc", None)
+    runtime: Runtime | None = ctx.pop("runtime", None)
+    if runtime is not None:
+        await runtime.close()  # the store's connection threads would keep the process alive
 
 
 #: Seconds each Redis call may take while the worker shuts down (Redis may be down or hung).
@@ -205,7 +197,6 @@ async def reindex_pending_cron(ctx: dict[str, Any]) -> bool:
     :func:`~shared.jobs.reindex.start_reindex_if_needed`); a no-op when none is pending.
     """
     jc: JobContext = ctx["jc"]
-    assert jc.queue is not None
     return await start_reindex_if_needed(jc.engine, jc.queue)
 
 
@@ -219,6 +210,8 @@ LIFECYCLE_CRON_JOBS = [
 #: Seconds between restarts of a worker that lost Redis: 1, 2, 4 … capped at 30, back to 1
 #: after a run that lasted a minute.
 RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+#: A run that lasted this long (seconds) resets the restart backoff.
+HEALTHY_RUN_S = 60.0
 
 
 def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> int:
@@ -246,7 +239,7 @@ def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> i
             if burst:
                 log.error("redis unreachable, burst run stopped: %s", exc)
                 return 1
-            if time.monotonic() - started > 60:
+            if time.monotonic() - started > HEALTHY_RUN_S:
                 attempt = 0
             delay = RESTART_BACKOFF_S[min(attempt, len(RESTART_BACKOFF_S) - 1)]
             attempt += 1
@@ -268,8 +261,10 @@ def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float) -> 
 
 
 def build_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> Worker:
-    """An arq :class:`Worker` for ``settings`` on the arq queue ``queue_name`` (see
-    :func:`~shared.jobs.queue.resolve_queue_name`); ``burst``: drain the queue, then exit."""
+    """An arq :class:`Worker` for ``settings`` on the arq queue ``queue_name``.
+
+    (see :func:`~shared.jobs.queue.resolve_queue_name`); ``burst``: drain the queue, then exit.
+    """
     if not settings.redis_url:
         raise SystemExit(
             "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"

@@ -1,0 +1,1 @@
+"""The HTTP gateway: chat proxy with memory, management API, MCP server, health."""

@@ -1,8 +1,9 @@
 """``create_app(settings)``: the gateway as a Starlette app built from a literal routes list.
 
-The lifespan opens the store (migrating in embedded mode), the upstream HTTP client, the job
-queue (arq over Redis, or in-process) and, with Redis, the outbox relay loop; it yields typed
-state in ``app.state.gateway``. No I/O happens at import time.
+The lifespan builds the process :class:`~shared.runtime.Runtime` (store, settings snapshot,
+engine, job queue: arq over Redis, or in-process), the proxy's upstream session and the
+background loops, and installs the typed :class:`~services.gateway.state.GatewayState` (read
+with :func:`~services.gateway.state.state_of`). No I/O happens at import time.
 """
 
 from __future__ import annotations
@@ -14,25 +15,29 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-import httpx
 from arq.connections import ArqRedis
 from redis.asyncio import ConnectionPool
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from services.gateway import proxy
 from services.gateway.api import API_ROUTES
 from services.gateway.api.lifespan import management_lifespan
 from services.gateway.chat import chat_completions
+from services.gateway.embeddings import create_embeddings
 from services.gateway.errors import EXCEPTION_HANDLERS
 from services.gateway.health import healthz, readyz
 from services.gateway.mcp_server import McpGateway
-from services.gateway.models import list_models
-from services.gateway.state import GatewayState
+from services.gateway.messages import create_message
+from services.gateway.metrics_route import metrics
+from services.gateway.model_list import list_models
+from services.gateway.observe import ObserveMiddleware
+from services.gateway.responses import create_response
+from services.gateway.state import GatewayState, install_state
+from services.gateway.ui import UI_ROUTES
 from shared.errors import StoreError
-from shared.jobs.access import AccessBatcher
-from shared.jobs.context import JobContext, build_job_context
-from shared.jobs.handlers import run_with_retries
+from shared.jobs.access_recording import AccessBatcher
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
     SWEEP,
@@ -43,11 +48,13 @@ from shared.jobs.queue import (
     ArqQueue,
     InProcessQueue,
     JobQueue,
+    Runner,
     job_deserializer,
     job_serializer,
     resolve_queue_name,
 )
 from shared.jobs.reindex import start_reindex_if_needed
+from shared.runtime import QueueFactory, Runtime, in_process_queue, open_runtime
 from shared.settings import Settings
 from shared.store import Store
 
@@ -56,15 +63,11 @@ log = logging.getLogger("mnemogate.gateway")
 REDIS_SOCKET_TIMEOUT_S = 2.0
 
 
-def jobs_client() -> httpx.AsyncClient:
-    """HTTP client for background work (LLM extractor, remote embeddings); the proxy hot path
-    uses its own aiohttp session (:func:`services.gateway.proxy.upstream_session`)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
-
-
 def arq_pool(redis_url: str, queue_name: str) -> ArqRedis:
-    """A lazily-connecting arq Redis pool (no ping at start: the gateway starts without Redis)
-    that enqueues into ``queue_name``."""
+    """A lazily-connecting arq Redis pool.
+
+    (no ping at start: the gateway starts without Redis) that enqueues into ``queue_name``.
+    """
     pool = ConnectionPool.from_url(
         redis_url,
         socket_connect_timeout=REDIS_SOCKET_TIMEOUT_S,
@@ -94,8 +97,11 @@ DECAY_INTERVAL_S = 86_400.0
 
 
 async def _lifecycle_loop(queue: JobQueue) -> None:
-    """Embedded mode's stand-in for the worker's cron: a sweep every hour and a relevance decay
-    every day, as in-process jobs (their progress is persisted, so restarts lose nothing)."""
+    """Embedded mode's stand-in for the worker's cron.
+
+    A sweep every hour and a relevance decay every day, as in-process jobs (their progress is
+    persisted, so restarts lose nothing).
+    """
     since_decay = 0.0
     while True:
         await asyncio.sleep(SWEEP_INTERVAL_S)
@@ -110,15 +116,16 @@ async def _lifecycle_loop(queue: JobQueue) -> None:
             log.exception("scheduling lifecycle jobs failed")
 
 
-async def _warm_up(jobs: JobContext, queue: JobQueue, embedded: bool) -> None:
-    """Load the embedding model; in embedded mode also check the vector table against the
-    embedding signature and start a reindex when it had to be rebuilt or memories still wait
-    for vectors (workers do this in worker mode)."""
-    assert jobs.engine is not None
-    await jobs.engine.warm_up()
+async def _warm_up(runtime: Runtime, embedded: bool) -> None:
+    """Load the embedding model.
+
+    In embedded mode also check the vector table against the embedding signature and start a reindex
+    when it had to be rebuilt or memories still wait for vectors (workers do this in worker mode).
+    """
+    await runtime.engine.warm_up()
     if embedded:
         try:
-            await start_reindex_if_needed(jobs.engine, queue)
+            await start_reindex_if_needed(runtime.engine, runtime.queue)
         except Exception:
             log.exception("vector table check failed; keyword recall only")
 
@@ -131,81 +138,89 @@ async def _recover(queue: InProcessQueue) -> None:
         log.exception("could not recover unfinished in-process jobs")
 
 
+def _queue_factory(settings: Settings) -> QueueFactory:
+    """In-process jobs in embedded mode; else arq over Redis, on the queue of this store."""
+    if settings.embedded:
+        return in_process_queue
+
+    async def arq_queue(store: Store, run: Runner) -> JobQueue:
+        queue_name = resolve_queue_name(settings.queue_name, await store.identity.store_id())
+        return ArqQueue(arq_pool(settings.redis_url, queue_name), store.outbox)
+
+    return arq_queue
+
+
+def _background_tasks(runtime: Runtime, access: AccessBatcher) -> list[asyncio.Task[None]]:
+    """The lifespan's loops.
+
+    Access flushing, warm-up, and per mode the outbox relay (arq) or crash recovery and the
+    lifecycle schedule (embedded).
+    """
+    settings, queue = runtime.settings, runtime.queue
+    tasks = [
+        asyncio.create_task(access.run()),
+        asyncio.create_task(_warm_up(runtime, settings.embedded)),
+    ]
+    if isinstance(queue, ArqQueue):
+        tasks.append(asyncio.create_task(_relay_loop(queue, settings.outbox_relay_interval_s)))
+    if isinstance(queue, InProcessQueue):  # jobs a crash interrupted (kill -9, power loss)
+        tasks.append(asyncio.create_task(_recover(queue)))
+        if settings.lifecycle_schedule:
+            tasks.append(asyncio.create_task(_lifecycle_loop(queue)))
+    return tasks
+
+
+async def _stop(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` and wait until they have ended."""
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 def create_app(settings: Settings) -> Starlette:
     """Build the gateway application for ``settings``."""
     mcp = McpGateway()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        store = await Store.open(settings.db_path)  # every mode migrates (race-safe)
-        http = jobs_client()
+        runtime = await open_runtime(settings, _queue_factory(settings))  # migrates (race-safe)
         session = proxy.upstream_session(settings)
-        jobs = build_job_context(settings, store, http)
-        queue: JobQueue
-        relay: asyncio.Task[None] | None = None
-        if settings.embedded:
-            queue = InProcessQueue(
-                lambda name, data: run_with_retries(jobs, name, data), store.outbox
-            )
-        else:
-            queue_name = resolve_queue_name(settings.queue_name, await store.identity.store_id())
-            arq_queue = ArqQueue(arq_pool(settings.redis_url, queue_name), store.outbox)
-            relay = asyncio.create_task(_relay_loop(arq_queue, settings.outbox_relay_interval_s))
-            queue = arq_queue
-        jobs.queue = queue
-        recovery = (  # jobs a crash interrupted (kill -9, power loss), in the background
-            asyncio.create_task(_recover(queue)) if isinstance(queue, InProcessQueue) else None
-        )
-        warm_up = asyncio.create_task(_warm_up(jobs, queue, settings.embedded))
-        lifecycle = (
-            asyncio.create_task(_lifecycle_loop(queue))
-            if settings.embedded and settings.lifecycle_schedule
-            else None
-        )
-        app.state.gateway = GatewayState(
-            settings=settings,
-            store=store,
-            upstream=session,
-            providers=jobs.providers,
-            queue=queue,
-            jobs=jobs,
-            access=AccessBatcher(queue),
-        )
-        access_flush = asyncio.create_task(app.state.gateway.access.run())
+        access = AccessBatcher(runtime.queue)
+        install_state(app, GatewayState(runtime=runtime, upstream=session, access=access))
+        tasks = _background_tasks(runtime, access)
         # Everything allocated so far lives as long as the process: move it out of the
         # collected generations, so full collections no longer walk the start-up heap
         # (~78 ms pauses that set the p99 otherwise; docs/ARCHITECTURE.md, "Recall engine").
         gc.collect()
         gc.freeze()
         try:
-            async with management_lifespan(app.state.gateway, mcp):
+            async with management_lifespan(runtime.live, mcp):
                 yield
         finally:
-            warm_up.cancel()
-            if recovery is not None:
-                recovery.cancel()
-            if lifecycle is not None:
-                lifecycle.cancel()
-            access_flush.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await access_flush
-            if relay is not None:
-                relay.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await relay
-            await queue.close()
-            if jobs.engine is not None:
-                await jobs.engine.close()
-            await session.close()
-            await http.aclose()
-            await store.close()
+            await _stop(tasks)
+            try:
+                await session.close()
+            finally:
+                await runtime.close()
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", create_response, methods=["POST"]),
+        Route("/v1/messages", create_message, methods=["POST"]),
+        Route("/v1/embeddings", create_embeddings, methods=["POST"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        *UI_ROUTES,
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *API_ROUTES,
         Route("/mcp", endpoint=mcp),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[Middleware(ObserveMiddleware, access_log=settings.log_format == "json")],
+    )

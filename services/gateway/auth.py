@@ -1,4 +1,7 @@
-"""Bearer-token authentication of client API keys and of the admin token."""
+"""Authentication of client API keys.
+
+(Bearer, or ``x-api-key`` on the Messages route) and of the admin token.
+"""
 
 from __future__ import annotations
 
@@ -20,15 +23,21 @@ def bearer_token(request: Request) -> str | None:
     return token.strip()
 
 
-async def authenticate_client(request: Request, store: Store) -> ApiKey:
+async def authenticate_client(request: Request, store: Store, *, x_api_key: bool = False) -> ApiKey:
     """The active API key presented by the request.
 
+    ``Authorization: Bearer <key>``, or with ``x_api_key`` (the Anthropic Messages route) also
+    ``x-api-key: <key>``.
+
     Raises:
-        AuthenticationFailed: no bearer token, or an unknown or revoked key (HTTP 401).
+        AuthenticationFailed: no key, or an unknown or revoked key (HTTP 401).
     """
     token = bearer_token(request)
+    if token is None and x_api_key:
+        token = request.headers.get("x-api-key", "").strip() or None
     if token is None:
-        raise AuthenticationFailed("missing bearer token: send 'Authorization: Bearer <key>'")
+        hint = "'x-api-key: <key>' or " if x_api_key else ""
+        raise AuthenticationFailed(f"missing api key: send {hint}'Authorization: Bearer <key>'")
     key = await store.keys.authenticate(token)
     if key is None:
         raise AuthenticationFailed("invalid or revoked api key")

@@ -1,4 +1,9 @@
-"""One renderer for every error: OpenAI's ``{"error": {"message", "type", "code"}}`` shape."""
+"""One renderer for every error, in the shape of the route that failed.
+
+OpenAI's ``{"error": {"message", "type", "code"}}`` everywhere, except on the Anthropic
+Messages route (``/v1/messages``), which answers Anthropic's
+``{"type": "error", "error": {"type", "message"}}`` so Anthropic clients read their own errors.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from shared.errors import MnemogateError
+from shared.formats.base import openai_error
+from shared.formats.messages import MESSAGES
 
 log = logging.getLogger("mnemogate.gateway")
 
@@ -22,30 +29,37 @@ _HTTP_TYPES = {
 }
 
 
-def error_response(status: int, message: str, type_: str, code: str | None) -> JSONResponse:
-    """A JSON error response in the documented shape."""
-    return JSONResponse(
-        {"error": {"message": message, "type": type_, "code": code}}, status_code=status
-    )
+ANTHROPIC_ROUTES = frozenset({"/v1/messages"})
+
+
+def error_response(
+    status: int, message: str, type_: str, code: str | None, path: str = ""
+) -> JSONResponse:
+    """A JSON error response in the shape of the route at ``path`` (OpenAI's by default)."""
+    if path.rstrip("/") in ANTHROPIC_ROUTES:
+        body = MESSAGES.error_body(message, type_, code)
+    else:
+        body = openai_error(message, type_, code)
+    return JSONResponse(body, status_code=status)
 
 
 async def mnemogate_error_handler(request: Request, exc: Exception) -> Response:
     """Render a :class:`MnemogateError` with its own status, type and code."""
     assert isinstance(exc, MnemogateError)
-    return error_response(exc.status, exc.message, exc.type, exc.code)
+    return error_response(exc.status, exc.message, exc.type, exc.code, request.url.path)
 
 
 async def http_error_handler(request: Request, exc: Exception) -> Response:
     """Render Starlette's HTTP errors (404 route, 405 method) in the same shape."""
     assert isinstance(exc, HTTPException)
     type_, code = _HTTP_TYPES.get(exc.status_code, ("server_error", None))
-    return error_response(exc.status_code, str(exc.detail), type_, code)
+    return error_response(exc.status_code, str(exc.detail), type_, code, request.url.path)
 
 
 async def unhandled_error_handler(request: Request, exc: Exception) -> Response:
     """Last resort: log and answer 500 in the documented shape (no internals leaked)."""
     log.exception("unhandled error on %s", request.url.path)
-    return error_response(500, "internal error", "server_error", "internal_error")
+    return error_response(500, "internal error", "server_error", "internal_error", request.url.path)
 
 
 EXCEPTION_HANDLERS = {

@@ -7,7 +7,7 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from services.gateway.state import GatewayState
+from services.gateway.state import state_of
 
 READY_CHECK_TIMEOUT_S = 1.0
 
@@ -26,7 +26,7 @@ async def readyz(request: Request) -> Response:
     ``embedding`` (signature, ``warming_up`` or ``none``), ``sqlite_vec`` and ``qdrant``
     health, ``reindex_pending``.
     """
-    state: GatewayState = request.app.state.gateway
+    state = state_of(request)
     checks: dict[str, str] = {}
     ok = True
     try:

@@ -1,11 +1,12 @@
 """MCP server at ``/mcp`` (Streamable HTTP, the official ``mcp`` package, stateless JSON mode).
 
-Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``.
-Tenant isolation is enforced by authentication, never by arguments (DESIGN §2, §7): every HTTP
-request to ``/mcp`` must carry ``Authorization: Bearer <client key>``; :class:`McpGateway`
-authenticates it before the MCP transport sees the request and stores the caller in the ASGI
-scope, and each tool reads its owner from the request that carried the call. No tool takes an
-owner argument; ids of other owners' memories are "not found".
+Tools: ``memory_search``, ``memory_add``, ``memory_list``, ``memory_delete``, ``memory_clear``,
+``memory_forget``.
+Tenant isolation is enforced by authentication, never by arguments (see "Tenancy and access" in
+``docs/ARCHITECTURE.md``): every HTTP request to ``/mcp`` must carry ``Authorization: Bearer <client
+key>``; :class:`McpGateway` authenticates it before the MCP transport sees the request and stores
+the caller in the ASGI scope, and each tool reads its owner from the request that carried the call.
+No tool takes an owner argument; ids of other owners' memories are "not found".
 
 Stateless mode (a fresh transport per request, no session affinity) keeps gateways stateless, so
 any gateway behind a load balancer can serve any MCP request.
@@ -21,19 +22,22 @@ import msgspec
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.types import Receive, Scope, Send
 
 from services.gateway.auth import authenticate_client
 from services.gateway.errors import error_response
-from services.gateway.state import GatewayState
-from shared import management
+from services.gateway.state import GatewayState, state_of
+from shared import control_api, memory_crud
+from shared import search_preview as preview
+from shared.access_policy import Principal
+from shared.control_api import ForgetQuery
 from shared.errors import MnemogateError
-from shared.management import (
+from shared.jobs.vector_sync import enqueue_vector_delete
+from shared.memory_api import (
     BulkDelete,
     ListQuery,
     MemoryCreate,
-    Principal,
     SearchPreview,
 )
 
@@ -46,7 +50,7 @@ INSTRUCTIONS = (
     "Long-term memory of this API key. memory_search recalls memories relevant to a query; "
     "memory_add stores one; memory_list pages through them; memory_delete removes one by id; "
     "memory_clear removes every memory matching filters (dry_run to count first; no filter "
-    "needs all=true)."
+    "needs all=true); memory_forget(query) forgets what a query names, as a forget said in chat."
 )
 
 
@@ -57,8 +61,7 @@ def _caller(ctx: Context[Any, Any]) -> tuple[GatewayState, Principal]:
     if not isinstance(scope, dict) or PRINCIPAL_SCOPE_KEY not in scope:
         raise ToolError("unauthenticated: send 'Authorization: Bearer <key>'")
     principal: Principal = scope[PRINCIPAL_SCOPE_KEY]
-    state: GatewayState = scope["app"].state.gateway
-    return state, principal
+    return state_of(HTTPConnection(scope)), principal
 
 
 def _plain(value: Any) -> Any:
@@ -83,7 +86,7 @@ async def memory_search(
     """
     state, principal = _caller(ctx)
     try:
-        result = await management.search_preview(
+        result = await preview.search_preview(
             state.store,
             state.settings,
             principal,
@@ -124,7 +127,7 @@ async def memory_add(
         session_id=session_id,
     )
     try:
-        memory, created = await management.create_memory(
+        memory, created = await memory_crud.create_memory(
             state.store, state.queue, principal, body, time.time(), state.redactor()
         )
     except MnemogateError as exc:
@@ -158,7 +161,7 @@ async def memory_list(
         offset=offset,
     )
     try:
-        page = await management.list_memories(state.store, principal, list_query)
+        page = await memory_crud.list_memories(state.store, principal, list_query)
     except MnemogateError as exc:
         raise _tool_error(exc) from exc
     result: dict[str, Any] = _plain(page)
@@ -169,7 +172,7 @@ async def memory_delete(ctx: Context[Any, Any], id: str) -> dict[str, Any]:
     """Delete one of this key's memories by its id ("mem_..."). Returns {"deleted": memory}."""
     state, principal = _caller(ctx)
     try:
-        memory = await management.delete_memory(state.store, principal, id, queue=state.queue)
+        memory = await memory_crud.delete_memory(state.store, principal, id, queue=state.queue)
     except MnemogateError as exc:
         raise _tool_error(exc) from exc
     return {"deleted": _plain(memory)}
@@ -202,12 +205,48 @@ async def memory_clear(
         all=all,
     )
     try:
-        return await management.bulk_delete(state.store, principal, body, queue=state.queue)
+        result = await memory_crud.bulk_delete(state.store, principal, body, queue=state.queue)
     except MnemogateError as exc:
         raise _tool_error(exc) from exc
+    cleared: dict[str, Any] = _plain(result)
+    return cleared
 
 
-TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear)
+async def memory_forget(
+    ctx: Context[Any, Any], query: str, user_id: str = "", dry_run: bool = False
+) -> dict[str, Any]:
+    """Forget what `query` names, with the same matcher as a forget said in chat.
+
+    `query` is a target ("my phone number") or a request ("please forget where I work"); among
+    this key's memories (of end user `user_id`) only those holding every topic word go, with a
+    clear margin; their derived copies (captured turns, summaries) go too, from every tier.
+
+    Returns {"reason": ok|no_target|no_match|too_broad|ambiguous, "deleted": [{"id", "key",
+    "category", "via"}], "dry_run"}.
+    """
+    state, principal = _caller(ctx)
+
+    async def on_deleted(ids: list[int]) -> None:
+        await enqueue_vector_delete(state.queue, ids)
+
+    try:
+        owner = control_api.forget_owner(False, principal.key_id, None)
+        result = await control_api.forget_by_query(
+            state.store,
+            owner,
+            ForgetQuery(q=query, user_id=user_id, dry_run=dry_run),
+            now=time.time(),
+            source="mcp",
+            max_matches=state.settings.forget_max_matches,
+            on_deleted=on_deleted,
+        )
+    except MnemogateError as exc:
+        raise _tool_error(exc) from exc
+    out: dict[str, Any] = _plain(result)
+    return out
+
+
+TOOLS = (memory_search, memory_add, memory_list, memory_delete, memory_clear, memory_forget)
 
 
 class McpGateway:
@@ -237,7 +276,7 @@ class McpGateway:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """ASGI entry: 401 in the documented error shape unless a valid client key is sent."""
         request = Request(scope)
-        state: GatewayState = request.app.state.gateway
+        state = state_of(request)
         try:
             key = await authenticate_client(request, state.store)
         except MnemogateError as exc:

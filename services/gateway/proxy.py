@@ -1,8 +1,8 @@
 """Forwarding to the upstream provider: provider selection, request building, error mapping.
 
-The hot path uses one shared ``aiohttp.ClientSession`` directly: DESIGN §6 measured a bare
-pass-through at ~3,900 req/s with aiohttp against ~1,680 req/s for httpx over the aiohttp
-transport and ~690 req/s for plain httpx, and ``bench/overhead.py`` confirmed the gap here.
+The hot path uses one shared ``aiohttp.ClientSession`` directly: a bare pass-through measured
+~3,900 req/s with aiohttp against ~1,680 req/s for httpx over the aiohttp transport and ~690
+req/s for plain httpx on one core, and ``bench/overhead.py`` confirmed the gap here.
 Compressed upstream bodies are avoided with ``Accept-Encoding: identity`` (and the session does
 not decompress), so what we read and what we forward are the same bytes.
 """
@@ -15,25 +15,31 @@ from collections.abc import AsyncIterator, Mapping
 import aiohttp
 from multidict import CIMultiDictProxy
 
-from shared.errors import UpstreamTimeout, UpstreamUnavailable
+from services.gateway.headers import credentials
+from shared.errors import InvalidRequest, UpstreamTimeout, UpstreamUnavailable
+from shared.metrics import upstream_timing
 from shared.settings import ProviderConfig, Settings
 
-# Upstream response headers worth passing to the client (rate limits, request ids).
-PASSTHROUGH_RESPONSE_HEADERS = ("x-request-id", "openai-processing-ms", "retry-after")
-PASSTHROUGH_RESPONSE_PREFIXES = ("x-ratelimit-",)
 MAX_CONNECTIONS = 512
 
 
 def upstream_session(settings: Settings) -> aiohttp.ClientSession:
-    """The shared upstream session: pooled keep-alive connections, timeouts from settings
-    (``upstream_timeout_s`` total per request, ``upstream_connect_timeout_s`` to connect), no
-    automatic decompression, no proxy variables from the environment."""
+    """The shared upstream session.
+
+    Pooled keep-alive connections, timeouts from settings (``upstream_timeout_s`` total per request,
+    ``upstream_connect_timeout_s`` to connect), no automatic decompression, no proxy variables from
+    the environment.
+    """
     timeout = aiohttp.ClientTimeout(
         total=settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
     )
     connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=30)
     return aiohttp.ClientSession(
-        connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
+        connector=connector,
+        timeout=timeout,
+        auto_decompress=False,
+        trust_env=False,
+        trace_configs=[upstream_timing()],
     )
 
 
@@ -51,28 +57,29 @@ def select_provider(
     return providers["default"], model
 
 
-def upstream_headers(provider: ProviderConfig) -> dict[str, str]:
-    """Headers for an upstream chat request (provider key, JSON, no compression)."""
-    headers = {"content-type": "application/json", "accept-encoding": "identity"}
-    if provider.api_key:
-        headers["authorization"] = f"Bearer {provider.api_key}"
-    return headers
+def require_format(provider: ProviderConfig, fmt: str) -> None:
+    """Refuse a route the selected provider does not speak.
 
-
-def response_headers(headers: CIMultiDictProxy[str]) -> dict[str, str]:
-    """The upstream response headers that are passed through to the client."""
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        lname = name.lower()
-        if lname in PASSTHROUGH_RESPONSE_HEADERS or lname.startswith(PASSTHROUGH_RESPONSE_PREFIXES):
-            out[lname] = value
-    return out
+    Raises:
+        InvalidRequest: ``fmt`` is not in ``provider.formats`` (HTTP 400,
+            ``code="unsupported_format"``).
+    """
+    if not provider.speaks(fmt):
+        raise InvalidRequest(
+            f"provider '{provider.name}' does not accept the '{fmt}' format (it speaks: "
+            f"{', '.join(provider.formats) or 'nothing'}); pick another provider with "
+            "'model: \"<provider>/<model>\"' or set 'formats' in the providers file",
+            code="unsupported_format",
+        )
 
 
 @contextlib.asynccontextmanager
 async def upstream_errors(provider: ProviderConfig) -> AsyncIterator[None]:
-    """Map transport failures: timeouts → 504 :class:`UpstreamTimeout`, anything else → 502
-    :class:`UpstreamUnavailable` (HTTP error statuses are not errors here: they are forwarded)."""
+    """Map transport failures.
+
+    Timeouts → 504 :class:`UpstreamTimeout`, anything else → 502 :class:`UpstreamUnavailable` (HTTP
+    error statuses are not errors here: they are forwarded).
+    """
     try:
         yield
     except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
@@ -84,56 +91,56 @@ async def upstream_errors(provider: ProviderConfig) -> AsyncIterator[None]:
 
 
 class UpstreamReply:
-    """A fully read upstream answer: status, passthrough headers, content type, body bytes."""
+    """A fully read upstream answer: status, all response headers, body bytes."""
 
-    def __init__(self, status: int, headers: dict[str, str], media_type: str, body: bytes):
+    def __init__(self, status: int, headers: CIMultiDictProxy[str], body: bytes):
+        """Hold ``status``, ``headers`` and ``body`` as read."""
         self.status = status
         self.headers = headers
-        self.media_type = media_type
         self.body = body
 
-
-async def read_reply(resp: aiohttp.ClientResponse) -> UpstreamReply:
-    """Read a whole upstream response into an :class:`UpstreamReply`."""
-    content = await resp.read()
-    return UpstreamReply(
-        resp.status,
-        response_headers(resp.headers),
-        resp.headers.get("content-type", "application/json"),
-        content,
-    )
+    @property
+    def media_type(self) -> str:
+        """The answer's content type (``application/json`` when absent)."""
+        return self.headers.get("content-type", "application/json")
 
 
-async def post_json(
-    session: aiohttp.ClientSession, provider: ProviderConfig, path: str, body: bytes
+async def post(
+    session: aiohttp.ClientSession,
+    provider: ProviderConfig,
+    path: str,
+    body: bytes,
+    headers: Mapping[str, str],
 ) -> UpstreamReply:
-    """POST ``body`` to ``{base_url}{path}`` and read the whole response.
+    """POST ``body`` to ``{base_url}{path}`` with ``headers`` and read the whole response.
 
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure (HTTP errors are returned).
     """
     async with (
         upstream_errors(provider),
-        session.post(
-            provider.base_url + path, data=body, headers=upstream_headers(provider)
-        ) as resp,
+        session.post(provider.base_url + path, data=body, headers=headers) as resp,
     ):
-        return await read_reply(resp)
+        return UpstreamReply(resp.status, resp.headers, await resp.read())
 
 
 async def open_stream(
-    session: aiohttp.ClientSession, provider: ProviderConfig, path: str, body: bytes
+    session: aiohttp.ClientSession,
+    provider: ProviderConfig,
+    path: str,
+    body: bytes,
+    headers: Mapping[str, str],
 ) -> aiohttp.ClientResponse:
-    """POST and return the response with its body unread; the caller must ``release()`` it
-    (normal end) or ``close()`` it (abort, e.g. the client went away).
+    """POST and return the response with its body unread.
+
+    The caller must ``release()`` it (normal end) or ``close()`` it (abort, e.g. the client went
+    away).
 
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure before the status line.
     """
     async with upstream_errors(provider):
-        return await session.post(
-            provider.base_url + path, data=body, headers=upstream_headers(provider)
-        )
+        return await session.post(provider.base_url + path, data=body, headers=headers)
 
 
 async def iter_stream(
@@ -153,10 +160,9 @@ async def get_json(
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure.
     """
-    headers = upstream_headers(provider)
-    headers.pop("content-type")
+    headers = {"accept-encoding": "identity", **credentials(provider)}
     async with (
         upstream_errors(provider),
         session.get(provider.base_url + path, headers=headers) as resp,
     ):
-        return await read_reply(resp)
+        return UpstreamReply(resp.status, resp.headers, await resp.read())

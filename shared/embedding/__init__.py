@@ -1,6 +1,8 @@
-"""Embedding sources behind one interface: remote (OpenAI-compatible HTTP), a local ONNX
-transformer (all-MiniLM-L6-v2 int8), and a static table distilled from it; plus an LRU/TTL cache
-and :func:`select_source`. Importing this package loads no model and imports no optional package.
+"""Embedding sources behind one interface.
+
+Remote (OpenAI-compatible HTTP), a local ONNX transformer (all-MiniLM-L6-v2 int8), and a static
+table distilled from it; plus an LRU/TTL cache and :func:`select_source`. Importing this package
+loads no model and imports no optional package.
 """
 
 from shared.embedding.base import EmbeddingSource, Vectors, l2_normalize

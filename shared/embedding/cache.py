@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors
 from shared.errors import ConfigurationError
+from shared.metrics import note_embedding_cache
 
 _Key = tuple[str, bytes]
 
@@ -26,8 +27,9 @@ def _digest(text: str) -> bytes:
 
 
 class EmbeddingCache:
-    """Least-recently-used cache with a time-to-live, for one process (not thread-safe; use it
-    from one event loop).
+    """Least-recently-used cache with a time-to-live.
+
+    For one process (not thread-safe; use it from one event loop).
 
     Args:
         max_entries: capacity (≥ 0; 0 stores nothing). Inserting beyond it evicts the least
@@ -93,8 +95,10 @@ class EmbeddingCache:
 
 
 class CachedEmbeddingSource(EmbeddingSource):
-    """``inner`` behind an :class:`EmbeddingCache`: only the texts not cached are embedded, in
-    one ``inner.embed`` call (duplicates within a call are embedded once).
+    """``inner`` behind an :class:`EmbeddingCache`.
+
+    Only the texts not cached are embedded, in one ``inner.embed`` call (duplicates within a call
+    are embedded once).
 
     ``source``, ``model``, ``dim`` and ``signature`` are the inner source's.
     """
@@ -137,6 +141,7 @@ class CachedEmbeddingSource(EmbeddingSource):
                 missing.setdefault(text, []).append(i)
             else:
                 found[i] = vec
+        note_embedding_cache(len(found), len(texts) - len(found))
         if not missing:
             return np.stack([found[i] for i in range(len(texts))])
         miss_texts = list(missing)

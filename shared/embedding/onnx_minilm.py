@@ -28,6 +28,11 @@ import numpy as np
 from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors, l2_normalize
 from shared.errors import ConfigurationError, EmbeddingError
 
+#: ``[CLS]`` in the bert-base-uncased vocabulary all-MiniLM-L6-v2 uses.
+CLS_TOKEN_ID = 101
+#: Fewest tokens a sequence can hold: ``[CLS]`` and ``[SEP]``.
+MIN_TOKENS = 2
+
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
@@ -65,8 +70,11 @@ def tokenizer_available() -> bool:
 
 
 def transformers_available() -> bool:
-    """True when the local transformer source can run: onnxruntime, the ONNX model package and
-    the tokenizer (see :func:`tokenizer_available`) are installed. Imports nothing heavy."""
+    """True when the local transformer source can run.
+
+    Onnxruntime, the ONNX model package and the tokenizer (see :func:`tokenizer_available`) are
+    installed. Imports nothing heavy.
+    """
     return _has_module("onnxruntime") and _has_module(MODEL_RESOURCE[0]) and tokenizer_available()
 
 
@@ -107,7 +115,7 @@ def load_tokenizer(json_text: str | None = None) -> Tokenizer:
     tok = Tokenizer.from_str(json_text if json_text is not None else tokenizer_json())
     tok.no_padding()
     tok.no_truncation()
-    if tok.get_vocab_size() != VOCAB_SIZE or tok.token_to_id("[CLS]") != 101:
+    if tok.get_vocab_size() != VOCAB_SIZE or tok.token_to_id("[CLS]") != CLS_TOKEN_ID:
         raise EmbeddingError(
             "tokenizer does not match all-MiniLM-L6-v2", code="embedding_unavailable"
         )
@@ -131,8 +139,9 @@ def model_path() -> Path:
 
 @functools.lru_cache(maxsize=4)
 def load_session(threads: int = 0) -> Any:
-    """An ``onnxruntime.InferenceSession`` for the model on the CPU, loaded once per process and
-    thread count (sessions are safe to ``run`` from several threads).
+    """An ``onnxruntime.InferenceSession`` for the model on the CPU.
+
+    Loaded once per process and thread count (sessions are safe to ``run`` from several threads).
 
     Args:
         threads: intra-op threads; 0 lets onnxruntime use one per physical core.
@@ -157,7 +166,9 @@ def run_model(session: Any, ids: np.ndarray, mask: np.ndarray) -> Vectors:
     """Mean-pooled (attention-masked), un-normalised sentence vectors.
 
     Args:
-        ids, mask: int64 arrays of shape ``(batch, seq)``.
+        session: the ``onnxruntime.InferenceSession`` of :func:`load_session`.
+        ids: token ids, int64 array of shape ``(batch, seq)``.
+        mask: attention mask, int64 array of the same shape.
 
     Returns:
         float32 array ``(batch, 384)``.
@@ -176,8 +187,8 @@ def run_model(session: Any, ids: np.ndarray, mask: np.ndarray) -> Vectors:
 class TransformerEmbeddingSource(EmbeddingSource):
     """Local all-MiniLM-L6-v2 (int8 ONNX), 384-d.
 
-    Throughput on 2 shared cores: ~150 sentences/s at ~20 word pieces, ~600 at ~8 (DESIGN §6
-    quotes ~420); the cost grows with length, so keep batches of similar texts.
+    Throughput on 2 shared cores: ~150 sentences/s at ~20 word pieces, ~600 at ~8 (another
+    measurement found ~420); the cost grows with length, so keep batches of similar texts.
 
     Inference runs in a worker thread (``asyncio.to_thread``) in batches of ``batch_size``
     texts sorted by length (less padding); concurrent calls are serialised so they do not fight
@@ -197,7 +208,7 @@ class TransformerEmbeddingSource(EmbeddingSource):
     dim = MODEL_DIM
 
     def __init__(self, *, batch_size: int = 16, max_tokens: int = MAX_TOKENS, threads: int = 0):
-        if batch_size < 1 or not 2 <= max_tokens <= MAX_TOKENS:
+        if batch_size < 1 or not MIN_TOKENS <= max_tokens <= MAX_TOKENS:
             raise ConfigurationError("batch_size must be ≥ 1 and max_tokens in 2..256")
         self._batch_size = batch_size
         self._max_tokens = max_tokens
@@ -237,8 +248,11 @@ class TransformerEmbeddingSource(EmbeddingSource):
         return l2_normalize(out)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """See :meth:`EmbeddingSource.embed`. Raises :class:`EmbeddingError` with code
-        ``embedding_unavailable`` when the local-embeddings packages are missing."""
+        """See :meth:`EmbeddingSource.embed`.
+
+        Raises :class:`EmbeddingError` with code ``embedding_unavailable`` when the local-embeddings
+        packages are missing.
+        """
         if not texts:
             return empty_vectors(MODEL_DIM)
         return await asyncio.to_thread(self._embed_sync, list(texts))

@@ -14,6 +14,7 @@ import logging
 import math
 import socket
 from collections.abc import Sequence
+from http import HTTPStatus
 from urllib.parse import urlsplit
 
 import httpx
@@ -22,6 +23,9 @@ import numpy as np
 
 from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors, l2_normalize
 from shared.errors import ConfigurationError, EmbeddingError
+
+#: Largest TCP port number.
+MAX_PORT = 65535
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +82,7 @@ def validate_endpoint_url(url: str) -> str:
     host = (parts.hostname or "").rstrip(".").lower()
     if not host:
         raise ConfigurationError("endpoint URL has no host")
-    if port is not None and not 0 < port < 65536:
+    if port is not None and not 0 < port <= MAX_PORT:
         raise ConfigurationError("endpoint URL has an invalid port")
     if host in _METADATA_HOSTS:
         raise ConfigurationError("endpoint URL points at a cloud metadata service")
@@ -190,11 +194,11 @@ class RemoteEmbeddingSource(EmbeddingSource):
                 f"embedding endpoint unreachable: {type(exc).__name__}",
                 code="embedding_unreachable",
             ) from None
-        if resp.status_code == 429:
+        if resp.status_code == HTTPStatus.TOO_MANY_REQUESTS:
             raise EmbeddingError(
                 "embedding endpoint rate-limited (429)", code="embedding_rate_limited"
             )
-        if not 200 <= resp.status_code < 300:
+        if not resp.is_success:
             raise EmbeddingError(
                 f"embedding endpoint answered HTTP {resp.status_code}", code="embedding_http_error"
             )

@@ -1,4 +1,4 @@
-"""Choosing the embedding source from plain settings values (DESIGN §4: degrade, never fail)."""
+"""Choosing the embedding source from plain settings values (degrade, never fail)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ SOURCE_CHOICES = ("auto", "remote", "transformers", "static", "none")
 def static_table_path(
     static_path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None
 ) -> Path | None:
-    """Where the static table is: ``static_path`` if given, else
-    ``cache_dir/minilm-static-256.npz``, else ``None``."""
+    """Where the static table is.
+
+    ``static_path`` if given, else ``cache_dir/minilm-static-256.npz``, else ``None``.
+    """
     if static_path:
         return Path(static_path)
     if cache_dir:
@@ -55,8 +57,11 @@ def select_source(
     Args:
         kind: one of :data:`SOURCE_CHOICES`.
         client: shared HTTP client, required for a remote source.
-        base_url, api_key, model, dim, timeout_s: remote endpoint settings (``dim`` 0/None =
-            learn from the first answer; ``timeout_s`` in seconds).
+        base_url: the remote endpoint's base URL.
+        api_key: the remote endpoint's API key.
+        model: the remote model name.
+        dim: the remote vector dimension (0/None = learn it from the first answer).
+        timeout_s: the remote request timeout, in seconds.
         cache_dir: directory holding the default static table file (:data:`DEFAULT_FILE_NAME`).
         static_path: explicit static table file (overrides ``cache_dir``).
         cache: if given, the chosen source is wrapped in :class:`CachedEmbeddingSource`.
@@ -78,6 +83,20 @@ def select_source(
     if chosen is None or cache is None:
         return chosen
     return CachedEmbeddingSource(chosen, cache)
+
+
+def _static(table: Path | None) -> EmbeddingSource:
+    """The static source over ``table``.
+
+    Raises:
+        ConfigurationError: no table path, or the table cannot be loaded.
+    """
+    if table is None:
+        raise ConfigurationError("embedding source 'static' needs a table path or cache dir")
+    try:
+        return StaticEmbeddingSource.load(table)
+    except EmbeddingError as exc:
+        raise ConfigurationError(f"{exc.message}; build it with build_static_table()") from None
 
 
 def _choose(
@@ -102,12 +121,7 @@ def _choose(
             raise ConfigurationError("embedding source 'remote' needs an HTTP client")
         return RemoteEmbeddingSource(client, base_url, api_key, model, dim, timeout_s)
     if kind == "static":
-        if table is None:
-            raise ConfigurationError("embedding source 'static' needs a table path or cache dir")
-        try:
-            return StaticEmbeddingSource.load(table)
-        except EmbeddingError as exc:
-            raise ConfigurationError(f"{exc.message}; build it with build_static_table()") from None
+        return _static(table)
     if kind == "auto" and table is not None and table.is_file():
         try:
             return StaticEmbeddingSource.load(table)

@@ -13,7 +13,7 @@ Method (model2vec, Tulkens & van Dongen 2024, https://github.com/MinishLab/model
 
 A sentence vector is the mean of its word pieces' rows (no [CLS]/[SEP]), L2-normalised. Special
 and ``[unusedN]`` tokens get zero rows. On 2 shared cores the build took 18-30 s and embedding
-ran at ~28k (20-token) to ~60k (8-token) sentences/s (DESIGN §6 quotes ~16 s and ~35k/s). The
+ran at ~28k (20-token) to ~60k (8-token) sentences/s (an earlier measurement: ~16 s and ~35k/s). The
 ``.npz`` holds the table, the tokenizer JSON and metadata, so loading needs only ``numpy`` and
 ``tokenizers``.
 """
@@ -42,6 +42,9 @@ from shared.embedding.onnx_minilm import (
     tokenizer_json,
 )
 from shared.errors import ConfigurationError, EmbeddingError
+
+#: Rank of a table of vectors (rows × dimensions).
+MATRIX_NDIM = 2
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -120,6 +123,47 @@ def build_static_table(
     if len(ids) < dim:
         raise ConfigurationError(f"need at least {dim} tokens to fit {dim} PCA components")
 
+    token_vecs = _token_vectors(ids, vocab, batch_size, threads, progress)
+    reduced = _principal_components(token_vecs, dim)
+    if sif_coefficient is not None:
+        reduced *= _sif_weights(vocab_size, sif_coefficient)[ids, None]
+    table = np.zeros((vocab_size, dim), dtype=np.float32)
+    table[ids] = reduced.astype(np.float32)
+    meta = _table_meta(dim, vocab_size, len(ids), sif_coefficient, partial=token_ids is not None)
+    return _write_table(Path(out_path), table, tok_text, meta)
+
+
+def _table_meta(
+    dim: int, vocab_size: int, embedded: int, sif_coefficient: float | None, *, partial: bool
+) -> dict[str, object]:
+    """The table's metadata; its model name says how it differs from the default build."""
+    model = f"{MODEL_NAME}-static"
+    if sif_coefficient != DEFAULT_SIF_COEFFICIENT:
+        model += "-nosif" if sif_coefficient is None else f"-sif{sif_coefficient:g}"
+    if partial:
+        model += "-partial"
+    return {
+        "format": FORMAT_VERSION,
+        "model": model,
+        "teacher": MODEL_NAME,
+        "dim": dim,
+        "vocab_size": vocab_size,
+        "tokens_embedded": embedded,
+        "sif_coefficient": sif_coefficient,
+    }
+
+
+def _token_vectors(
+    ids: npt.NDArray[np.int64],
+    vocab: dict[str, int],
+    batch_size: int,
+    threads: int,
+    progress: ProgressCallback | None,
+) -> npt.NDArray[np.float32]:
+    """The transformer's vector of each token ``ids`` alone (``[CLS] token [SEP]``).
+
+    Shape ``(len(ids), 384)``; ``progress(done, total)`` after every batch.
+    """
     session = load_session(threads)
     cls_id, sep_id = vocab["[CLS]"], vocab["[SEP]"]
     token_vecs = np.empty((len(ids), MODEL_DIM), dtype=np.float32)
@@ -129,34 +173,29 @@ def build_static_table(
         token_vecs[start : start + len(chunk)] = run_model(session, seq, np.ones_like(seq))
         if progress is not None:
             progress(start + len(chunk), len(ids))
+    return token_vecs
 
-    # PCA: eigenvectors of the covariance via SVD (symmetric PSD, so U = V = eigenvectors).
+
+def _principal_components(token_vecs: npt.NDArray[np.float32], dim: int) -> npt.NDArray[np.float64]:
+    """``token_vecs`` centred and projected on their first ``dim`` principal components.
+
+    PCA: eigenvectors of the covariance via SVD (symmetric PSD, so U = V = the eigenvectors);
+    each component's sign is fixed so that its largest coordinate is positive.
+    """
+    n = len(token_vecs)
     centred = token_vecs.astype(np.float64) - token_vecs.mean(axis=0, dtype=np.float64)
-    cov = centred.T @ centred / max(len(ids) - 1, 1)
+    cov = centred.T @ centred / max(n - 1, 1)
     components = np.linalg.svd(cov)[0][:, :dim]
     signs = np.sign(components[np.abs(components).argmax(axis=0), np.arange(dim)])
     components *= np.where(signs == 0, 1.0, signs)
-    reduced = centred @ components
-    if sif_coefficient is not None:
-        reduced *= _sif_weights(vocab_size, sif_coefficient)[ids, None]
+    reduced: npt.NDArray[np.float64] = centred @ components
+    return reduced
 
-    table = np.zeros((vocab_size, dim), dtype=np.float32)
-    table[ids] = reduced.astype(np.float32)
-    model = f"{MODEL_NAME}-static"
-    if sif_coefficient != DEFAULT_SIF_COEFFICIENT:
-        model += "-nosif" if sif_coefficient is None else f"-sif{sif_coefficient:g}"
-    if token_ids is not None:
-        model += "-partial"
-    meta = {
-        "format": FORMAT_VERSION,
-        "model": model,
-        "teacher": MODEL_NAME,
-        "dim": dim,
-        "vocab_size": vocab_size,
-        "tokens_embedded": len(ids),
-        "sif_coefficient": sif_coefficient,
-    }
-    out = Path(out_path)
+
+def _write_table(
+    out: Path, table: npt.NDArray[np.float32], tok_text: str, meta: dict[str, object]
+) -> Path:
+    """Write the table, the tokenizer and ``meta`` to ``out`` atomically (temp file + rename)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=out.name, suffix=".tmp", dir=out.parent)
     try:
@@ -188,7 +227,7 @@ class StaticEmbeddingSource(EmbeddingSource):
     min_similarity = 0.5
 
     def __init__(self, table: npt.NDArray[np.float32], tokenizer: Tokenizer, model: str) -> None:
-        if table.ndim != 2 or table.shape[0] != tokenizer.get_vocab_size():
+        if table.ndim != MATRIX_NDIM or table.shape[0] != tokenizer.get_vocab_size():
             raise EmbeddingError(
                 "static table does not match its tokenizer", code="static_table_invalid"
             )
@@ -250,8 +289,11 @@ class StaticEmbeddingSource(EmbeddingSource):
         return l2_normalize(out)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """See :meth:`EmbeddingSource.embed`. Small batches (< 4096 characters in all) run inline;
-        larger ones in a worker thread. A text with no known word piece gives a zero row."""
+        """See :meth:`EmbeddingSource.embed`.
+
+        Small batches (< 4096 characters in all) run inline; larger ones in a worker thread. A text
+        with no known word piece gives a zero row.
+        """
         if sum(len(t) for t in texts) < INLINE_MAX_CHARS:
             return self.embed_sync(texts)
         return await asyncio.to_thread(self.embed_sync, list(texts))

@@ -1,7 +1,8 @@
 """Fact extraction from user messages: the regex extractor (default) and the LLM extractor.
 
 Both produce :class:`ExtractedFact` values with keys from one scheme (see
-:mod:`shared.extraction.facts`), so the learning pipeline (DESIGN §5) dedupes across them.
+:mod:`shared.extraction.facts`), so the learning pipeline (see "Learning" in
+``docs/ARCHITECTURE.md``) dedupes across them.
 """
 
 from shared.extraction.facts import (

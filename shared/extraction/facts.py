@@ -1,8 +1,8 @@
 """The extracted-fact value and its upsert-key scheme, shared by the regex and LLM extractors.
 
-An :class:`ExtractedFact` is what an extractor hands to the learning pipeline (DESIGN §5): a
-third-person statement about the user ("User prefers TypeScript"), its category, its memory type
-(which drives decay) and a stable upsert ``key``.
+An :class:`ExtractedFact` is what an extractor hands to the learning pipeline (see "Learning" in
+``docs/ARCHITECTURE.md``): a third-person statement about the user ("User prefers TypeScript"), its
+category, its memory type (which drives decay) and a stable upsert ``key``.
 
 Key scheme (``<prefix>:<slug>`` or a fixed key; all lower-case):
 
@@ -34,7 +34,7 @@ Slugs (:func:`slug`): NFKC, case-folded, accents stripped, runs of characters ot
 ``a-z 0-9 . + #`` become ``-`` (so ``Next.js``, ``C++``, ``C#`` stay distinct), at most 48
 characters. When the text has any non-ASCII character, or the readable part is empty or was
 truncated, ``~`` and a 10-hex-digit BLAKE2b hash of the normalised text are appended, so
-non-Latin objects get stable, distinct keys (CASES E6: ``咖啡和茶`` and ``绿茶饮料`` differ).
+non-Latin objects get stable, distinct keys (``咖啡和茶`` and ``绿茶饮料`` differ).
 """
 
 from __future__ import annotations
@@ -56,11 +56,11 @@ __all__ = [
     "slug",
 ]
 
-#: Categories an extractor may produce (DESIGN §3 minus ``turn``/``summary``, which are not facts).
+#: Categories an extractor may produce (the memory categories minus ``turn``/``summary``).
 CATEGORIES: frozenset[str] = frozenset(
     {"preference", "decision", "pattern", "fact", "correction", "context"}
 )
-#: Memory types (DESIGN §3).
+#: Memory types (see "Data model" in ``docs/ARCHITECTURE.md``).
 TYPES: frozenset[str] = frozenset({"factual", "episodic", "procedural", "semantic"})
 #: Default memory type per category, used when an extractor gives none (see the table above).
 CATEGORY_TYPES: dict[str, str] = {
@@ -188,7 +188,7 @@ def _base_verb(verb: str) -> str:
     lower = verb.lower()
     if lower in _IRREGULAR_BASE:
         return _IRREGULAR_BASE[lower]
-    if lower.endswith("ies") and len(lower) > 3:
+    if lower.endswith("ies") and len(lower) > len("ies"):
         return verb[:-3] + "y"
     if lower.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
         return verb[:-2]

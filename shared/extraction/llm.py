@@ -1,11 +1,13 @@
-"""Optional LLM fact extractor: prompt, tolerant JSON parsing, one HTTP call (DESIGN §5, §7).
+"""Optional LLM fact extractor: prompt, tolerant JSON parsing, one HTTP call.
+
+See "Learning" in ``docs/ARCHITECTURE.md``.
 
 Models answer the extraction prompt in many shapes: a bare JSON array, ```` ```json ```` fences,
 prose around the array, ``{"facts": [...]}``, or the whole answer in ``reasoning_content`` with an
 empty ``content`` (reasoning models). :func:`parse_llm_facts` accepts all of them and, when nothing
-usable is found, says why in :attr:`ParseResult.error` instead of silently returning no facts
-(the fault listed in DESIGN §7). :func:`extract_with_llm` never raises for HTTP or parsing
-problems; they come back as ``error`` too.
+usable is found, says why in :attr:`ParseResult.error` instead of silently returning no facts (LLMs
+wrap JSON in code fences or prose, or answer in ``reasoning_content``). :func:`extract_with_llm`
+never raises for HTTP or parsing problems; they come back as ``error`` too.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ __all__ = [
 ]
 
 #: System prompt sent with every extraction request. Its rules mirror the regex extractor's
-#: (CASES E1, E4, E5, E7): only what the user said about themselves, never the assistant's words.
+#: ("Learning" in ``docs/ARCHITECTURE.md``): only what the user said about themselves, never the
+#: assistant's words.
 EXTRACTION_PROMPT = """\
 You extract durable facts about the USER from one chat turn, for a long-term memory.
 

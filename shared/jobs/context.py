@@ -1,104 +1,63 @@
-"""What a job handler needs, built once per process (gateway in embedded mode, or arq worker)."""
+"""What a job handler needs, assembled once per process by :func:`shared.runtime.open_runtime`."""
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import httpx
 
-from shared.errors import ConfigurationError, StoreError
+from shared.errors import StoreError
 from shared.runtime_settings import RuntimeSettings
 from shared.sensitive import SensitiveDetector
-from shared.settings import ProviderConfig, Settings, load_providers
+from shared.settings import ProviderConfig, Settings
 from shared.store import Store
 
 if TYPE_CHECKING:
     from shared.engine import Engine
     from shared.jobs.queue import JobQueue
 
+log = logging.getLogger("mnemogate.jobs")
 
-@dataclass
+
+@dataclass(frozen=True)
 class JobContext:
-    """Shared clients for job handlers: settings, store, HTTP client, sensitive detector, and the
-    queue for follow-up jobs (set after construction, since the queue needs the runner)."""
+    """Shared clients for job handlers, complete at construction.
 
-    settings: Settings
+    ``live`` holds the process's current settings snapshot (``settings`` and ``detector`` read
+    it); ``queue`` takes follow-up jobs; ``stats`` are in-process counters (metrics, tests).
+    """
+
+    live: RuntimeSettings
     store: Store
     http: httpx.AsyncClient
-    detector: SensitiveDetector
     providers: dict[str, ProviderConfig]
-    queue: JobQueue | None = None
+    engine: Engine
+    queue: JobQueue
     stats: dict[str, int] = field(default_factory=dict)
-    runtime: RuntimeSettings | None = None
-    engine: Engine | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The effective settings of the current snapshot."""
+        return self.live.current
+
+    @property
+    def detector(self) -> SensitiveDetector:
+        """The sensitive-content detector of the current snapshot."""
+        return self.live.snapshot.detector
 
     async def refresh_settings(self) -> None:
         """Apply runtime settings changes (``PUT /api/settings``) before a job.
 
         Rate-limited by ``settings_refresh_s`` (one version read per period, the row only when
-        it changed); a store failure keeps the current settings.
+        it changed); a store failure keeps the current snapshot.
         """
-        if self.runtime is None:
-            return
         try:
-            settings = await self.runtime.refresh()
+            await self.live.refresh()
         except StoreError:
-            logging.getLogger("mnemogate.jobs").exception("settings refresh failed")
-            return
-        if settings.sensitive_custom_patterns != self.settings.sensitive_custom_patterns:
-            try:
-                self.detector = build_detector(settings.sensitive_custom_patterns)
-            except ConfigurationError:
-                logging.getLogger("mnemogate.jobs").exception("invalid custom patterns ignored")
-        self.settings = settings
+            log.exception("settings refresh failed")
 
     def count(self, name: str, n: int = 1) -> None:
         """Add ``n`` to the in-process counter ``name`` (for metrics and tests)."""
         self.stats[name] = self.stats.get(name, 0) + n
-
-
-def build_detector(custom_patterns: str) -> SensitiveDetector:
-    """The sensitive-content detector for ``sensitive_custom_patterns``.
-
-    The setting is either empty, one regular expression, or a JSON array of them.
-
-    Raises:
-        ConfigurationError: not a valid JSON array of strings, or an invalid regex.
-    """
-    text = custom_patterns.strip()
-    if not text:
-        return SensitiveDetector()
-    if text.startswith("["):
-        try:
-            patterns = json.loads(text)
-        except ValueError as exc:
-            raise ConfigurationError(f"sensitive_custom_patterns is not JSON: {exc}") from exc
-        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-            raise ConfigurationError("sensitive_custom_patterns must be a JSON array of strings")
-        return SensitiveDetector(custom_patterns=tuple(patterns))
-    return SensitiveDetector(custom_patterns=(text,))
-
-
-def build_job_context(settings: Settings, store: Store, http: httpx.AsyncClient) -> JobContext:
-    """The job context every process builds the same way: sensitive detector and providers from
-    ``settings``, and the semantic engine (embedding source + vector tiers). The queue is set by
-    the caller, which owns it.
-
-    Raises:
-        ConfigurationError: invalid custom sensitive patterns or providers file.
-    """
-    from shared.engine import build_engine  # engine imports the store, not the jobs package
-    from shared.retrieval import retention_of
-
-    jc = JobContext(
-        settings=settings,
-        store=store,
-        http=http,
-        detector=build_detector(settings.sensitive_custom_patterns),
-        providers=load_providers(settings),
-    )
-    jc.engine = build_engine(settings, store, http, retention_of(settings))
-    return jc

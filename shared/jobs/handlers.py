@@ -23,9 +23,11 @@ import msgspec
 
 from shared.errors import EmbeddingError, StoreError, VectorIndexError
 from shared.jobs.context import JobContext
+from shared.jobs.forget_job import run_forget
 from shared.jobs.payloads import (
     DECAY_RELEVANCE,
     EMBED,
+    FORGET,
     LEARN,
     RECORD_ACCESS,
     REINDEX,
@@ -41,14 +43,17 @@ from shared.jobs.payloads import (
     SweepPayload,
     VectorDeletePayload,
     decode_payload,
+    encode_payload,
     job_id_for,
 )
 from shared.jobs.reindex import embed_memories, reindex
 from shared.jobs.vector_sync import delete_vectors, deletion_hook
 from shared.learning import learn
+from shared.lifecycle.key_cap import enforce_key_cap
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
 from shared.lifecycle.sweep import sweep
+from shared.metrics import note_job
 
 log = logging.getLogger("mnemogate.jobs")
 
@@ -69,6 +74,11 @@ def backoff_s(job_try: int) -> float:
 async def _learn(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
     assert isinstance(payload, LearnPayload)
     result = await learn(jc, payload)
+    if result.facts or result.captured:  # the key's cap: evict, never fail (lifecycle.key_cap)
+        evicted = await enforce_key_cap(
+            jc.store, jc.settings, payload.owner_id, now(), deletion_hook(jc.engine, queue=jc.queue)
+        )
+        jc.count("evictions", len(evicted))
     if result.memory_ids and jc.engine is not None and jc.engine.enabled and jc.queue is not None:
         await jc.queue.enqueue(EMBED, EmbedPayload(memory_ids=sorted(set(result.memory_ids))))
     return msgspec.structs.asdict(result)
@@ -86,8 +96,20 @@ async def _vector_delete(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
 
 
 async def _reindex(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Run the reindex, then record a ``reindex`` event unless it had nothing to do.
+
+    The Studio follows its job by ``job_id`` in the event detail: the job's idempotency id, as the
+    enqueue returned it.
+    """
     assert isinstance(payload, ReindexPayload)
-    return await reindex(jc, payload)
+    result = await reindex(jc, payload)
+    if not (payload.force or result.get("embedded") or result.get("remaining")):
+        return result
+    detail = {k: v for k, v in result.items() if k in ("embedded", "remaining", "skipped")}
+    detail["job_id"] = job_id_for(REINDEX, encode_payload(payload))
+    detail["force"] = payload.force
+    await jc.store.events.record("reindex", payload.owner_id or "system", detail=detail)
+    return result
 
 
 async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
@@ -98,6 +120,7 @@ async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
         payload.owner_id,
         user_id=payload.user_id,
         count=len(payload.memory_ids),
+        detail={"requests": payload.requests, "tokens": payload.tokens},
         now=payload.at,
     )
     return {"recorded": len(payload.memory_ids)}
@@ -128,11 +151,14 @@ async def _decay_relevance(jc: JobContext, payload: msgspec.Struct) -> dict[str,
 
 
 async def _summarize(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
-    """Summarize one owner's old episodic memories; returns the totals plus up to 100 summaries
-    (``items``: owner_id, user_id, session_id, source_ids, content, tokens, summary_id).
+    """Summarize one owner's old episodic memories.
+
+    Returns the totals plus up to 100 summaries (``items``: owner_id, user_id, session_id,
+    source_ids, content, tokens, summary_id).
 
     The originals' vectors leave Qdrant through :func:`~shared.jobs.vector_sync.deletion_hook`;
-    the new summaries are queued for embedding (every vector tier)."""
+    the new summaries are queued for embedding (every vector tier).
+    """
     assert isinstance(payload, SummarizePayload)
     items: list[dict[str, Any]] = []
     summary_ids: list[str] = []
@@ -172,6 +198,7 @@ HANDLERS: dict[str, Handler] = {
     SWEEP: _sweep,
     DECAY_RELEVANCE: _decay_relevance,
     SUMMARIZE: _summarize,
+    FORGET: run_forget,
 }
 
 
@@ -187,11 +214,18 @@ async def execute(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any]:
     payload = decode_payload(job_name, data)
     await jc.refresh_settings()
     try:
-        return await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
+        result = await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
     except TRANSIENT_ERRORS as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"{type(exc).__name__}: {exc}") from exc
     except TimeoutError as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"timed out after {jc.settings.job_timeout_s:g}s") from exc
+    except Exception:
+        note_job(job_name, "error")
+        raise
+    note_job(job_name, "ok")
+    return result
 
 
 DEAD_LETTER_RECORD_TRIES = 2
@@ -225,6 +259,7 @@ async def dead_letter(
         data.hex(),
     )
     jc.count("dead_letters")
+    note_job(job_name, "dead_letter")
     owner = "system"
     with contextlib.suppress(Exception):  # malformed payload or unknown job: keep "system"
         owner = str(getattr(decode_payload(job_name, data), "owner_id", None) or "system")
@@ -248,10 +283,12 @@ async def dead_letter(
 
 
 async def run_with_retries(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any] | None:
-    """In-process runner: :func:`execute`, retrying transient failures after :func:`backoff_s`
-    up to ``job_max_tries`` attempts, then :func:`dead_letter`; a permanent failure is
-    dead-lettered at once. Returns the handler's result, or ``None`` when dead-lettered.
-    Counters: ``jobs_ok:<name>``, ``job_retries:<name>``, ``dead_letters``. Never raises.
+    """In-process runner.
+
+    :func:`execute`, retrying transient failures after :func:`backoff_s` up to ``job_max_tries``
+    attempts, then :func:`dead_letter`; a permanent failure is dead-lettered at once. Returns the
+    handler's result, or ``None`` when dead-lettered. Counters: ``jobs_ok:<name>``,
+    ``job_retries:<name>``, ``dead_letters``. Never raises.
     """
     tries = max(1, jc.settings.job_max_tries)
     for attempt in range(1, tries + 1):

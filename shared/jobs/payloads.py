@@ -1,5 +1,7 @@
-"""Job names and payloads, declared in one place. Payloads are msgspec structs encoded as
-MessagePack (never pickle); every job takes exactly one encoded payload.
+"""Job names and payloads, declared in one place.
+
+Payloads are msgspec structs encoded as MessagePack (never pickle); every job takes exactly one
+encoded payload.
 """
 
 from __future__ import annotations
@@ -38,18 +40,39 @@ class LearnPayload(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RecordAccessPayload(msgspec.Struct, frozen=True, kw_only=True):
-    """Count one injection for each memory rowid in ``memory_ids`` at ``at`` (unix seconds)."""
+    """Count one injection for each memory rowid in ``memory_ids`` at ``at`` (unix seconds).
+
+    ``requests``: requests that injected memory in this batch; ``tokens``: their estimated
+    injected tokens (both feed the usage statistics; 0 in payloads of older gateways).
+    """
 
     memory_ids: list[int]
     at: float
     owner_id: str
     user_id: str = ""
+    requests: int = 0
+    tokens: int = 0
 
 
 class EmbedPayload(msgspec.Struct, frozen=True, kw_only=True):
     """(Re-)embed the given memory rowids into the vector tier(s)."""
 
     memory_ids: list[int]
+
+
+class ForgetPayload(msgspec.Struct, frozen=True, kw_only=True):
+    """Forget what a chat message asked to forget (:func:`shared.forget.forget`).
+
+    ``stems`` are the target's topic stems (:func:`shared.forget_terms.target_stems`);
+    ``requested_at`` is the request time in unix seconds (the tombstone's time, so learn jobs of
+    that request and earlier ones never write the content again). Job name :data:`FORGET`.
+    """
+
+    owner_id: str
+    user_id: str
+    stems: list[str]
+    requested_at: float
+    request_id: str
 
 
 class VectorDeletePayload(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,9 +103,9 @@ class ReindexPayload(msgspec.Struct, frozen=True, kw_only=True):
 class SummarizePayload(msgspec.Struct, frozen=True, kw_only=True):
     """Summarize one owner's episodic memories older than ``older_than_days`` into summaries.
 
-    ``owner_id`` is required: a summary never merges several tenants (DESIGN §7). ``user_id``
-    None = every end user of the owner (each summarized separately). Job name :data:`SUMMARIZE`;
-    handler wired by the lifecycle work.
+    ``owner_id`` is required: a summary never merges several tenants (see "Lifecycle" in
+    ``docs/ARCHITECTURE.md``). ``user_id`` None = every end user of the owner (each summarized
+    separately). Job name :data:`SUMMARIZE`; handler wired by the lifecycle work.
     """
 
     owner_id: str
@@ -120,12 +143,14 @@ SUMMARIZE = "summarize"
 RECORD_ACCESS = "record_access"
 EMBED = "embed"
 VECTOR_DELETE = "vector_delete"
+FORGET = "forget"
 
 PAYLOAD_TYPES: dict[str, type[msgspec.Struct]] = {
     LEARN: LearnPayload,
     RECORD_ACCESS: RecordAccessPayload,
     EMBED: EmbedPayload,
     VECTOR_DELETE: VectorDeletePayload,
+    FORGET: ForgetPayload,
     REINDEX: ReindexPayload,
     SUMMARIZE: SummarizePayload,
     SWEEP: SweepPayload,

@@ -1,7 +1,8 @@
 """Job queues: arq over Redis (with the SQLite outbox as a safety net) or in-process tasks.
 
 Both take the same job names and msgspec payloads and end in the same handler code
-(:mod:`shared.jobs.handlers`), so embedded mode and worker mode behave alike (DESIGN §1, §5).
+(:mod:`shared.jobs.handlers`), so embedded mode and worker mode behave alike (see "Job kinds" in
+``docs/ARCHITECTURE.md``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class JobQueue(Protocol):
 
 
 def job_serializer(job: dict[str, Any]) -> bytes:
-    """arq job envelope → MessagePack (replaces arq's default pickle)."""
+    """Arq job envelope → MessagePack (replaces arq's default pickle)."""
     return msgspec.msgpack.encode(job)
 
 
@@ -62,11 +63,15 @@ def job_deserializer(data: bytes) -> dict[str, Any]:
 
 
 class ArqQueue:
-    """Enqueue to arq; if Redis is unreachable, park the job in ``job_outbox`` for the relay."""
+    """Enqueue to arq; if Redis is unreachable, park the job in ``job_outbox`` for the relay.
 
-    def __init__(self, pool: ArqRedis, outbox: OutboxStore) -> None:
+    ``owns_pool`` False: the pool belongs to someone else (the arq worker) and is not closed here.
+    """
+
+    def __init__(self, pool: ArqRedis, outbox: OutboxStore, *, owns_pool: bool = True) -> None:
         self.pool = pool
         self.outbox = outbox
+        self.owns_pool = owns_pool
 
     async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
         """Send to Redis under a deterministic ``_job_id`` (arq skips a duplicate id)."""
@@ -101,8 +106,9 @@ class ArqQueue:
         return sent
 
     async def close(self) -> None:
-        """Close the Redis connection pool."""
-        await self.pool.aclose()
+        """Close the Redis connection pool if this queue owns it."""
+        if self.owns_pool:
+            await self.pool.aclose()
 
 
 Runner = Callable[[str, bytes], Awaitable[Any]]

@@ -1,5 +1,6 @@
-"""Embedding jobs: ``embed`` (new or changed memories) and ``reindex`` (backfill until none are
-pending), writing every vector tier through :class:`shared.engine.Engine`.
+"""Embedding jobs: ``embed`` (new or changed memories) and ``reindex``.
+
+(backfill until none are pending), writing every vector tier through :class:`shared.engine.Engine`.
 
 Resumable by construction: the work list is the ``needs_reindex`` flag, cleared per memory only
 if the memory did not change while it was being embedded, so an interrupted reindex continues
@@ -23,8 +24,10 @@ Progress = Callable[[int, int], None]
 
 
 async def start_reindex_if_needed(engine: Engine | None, queue: JobQueue) -> bool:
-    """Prepare the vector table; enqueue a reindex if it was (re)built for a new signature or if
-    any memory still waits for its vectors. Returns whether a reindex was enqueued.
+    """Prepare the vector table.
+
+    Enqueue a reindex if it was (re)built for a new signature or if any memory still waits for its
+    vectors. Returns whether a reindex was enqueued.
 
     The second case repairs memories whose ``embed`` job was lost: a worker killed between a
     learn job's write and its embed enqueue, or a job dropped after its retries. Called at
@@ -43,9 +46,11 @@ async def start_reindex_if_needed(engine: Engine | None, queue: JobQueue) -> boo
 
 
 async def drop_vanished(jc: JobContext, engine: Engine, ids: list[int], use_qdrant: bool) -> int:
-    """Delete the vectors just written for rowids ``ids`` whose memory was deleted meanwhile
-    (the delete trigger and the ``vector_delete`` job ran before the write landed); returns
-    how many. Raises ``StoreError`` / ``VectorIndexError`` (the job retries)."""
+    """Delete the vectors just written for rowids ``ids`` whose memory was deleted meanwhile.
+
+    (the delete trigger and the ``vector_delete`` job ran before the write landed); returns how
+    many. Raises ``StoreError`` / ``VectorIndexError`` (the job retries).
+    """
     still = await jc.store.memories.get_many(ids)
     gone = [i for i in ids if i not in still]
     if gone:

@@ -1,9 +1,11 @@
-"""Keeping the Qdrant tier in step with memory deletions (issue 6 "delete on memory delete",
-issue 7 item 4 "deleting a memory by any path leaves no row in FTS, sqlite-vec or Qdrant").
+"""Keeping the Qdrant tier in step with memory deletions.
+
+Deleting a memory by any path leaves no row in FTS, sqlite-vec or Qdrant (see "Lifecycle" in
+``docs/ARCHITECTURE.md``).
 
 sqlite-vec needs nothing from here: its rows go with the memory row (the ``memories_vec_delete``
-trigger, and :meth:`shared.store.lifecycle.LifecycleStore.evict`). Qdrant lives outside SQLite,
-so every delete path hands the deleted rowids to it:
+trigger, and :meth:`shared.store.memories.lifecycle.LifecycleStore.evict`). Qdrant lives outside
+SQLite, so every delete path hands the deleted rowids to it:
 
 - request-path deletes (REST delete / bulk delete, MCP delete / clear) enqueue a
   ``vector_delete`` job (:func:`enqueue_vector_delete`); the shared handler
@@ -47,8 +49,11 @@ OnDeleted = Callable[[list[int]], Awaitable[None]]
 
 
 def vector_delete_payloads(ids: Sequence[int], now: float) -> list[VectorDeletePayload]:
-    """``ids`` (rowids, deduplicated and sorted) split into payloads of at most
-    :data:`VECTOR_DELETE_BATCH`, all stamped ``requested_at=now`` (unix seconds)."""
+    """Split rowids ``ids`` into ``vector_delete`` payloads.
+
+    ``ids`` are deduplicated and sorted; each payload holds at most :data:`VECTOR_DELETE_BATCH`,
+    all stamped ``requested_at=now`` (unix seconds).
+    """
     unique = sorted({int(i) for i in ids})
     return [
         VectorDeletePayload(

@@ -4,7 +4,7 @@ Every function here is pure (``now`` is passed in) and is shared by the sweep, c
 and the read-time filter's rule (:class:`shared.store.memories.Retention`, built from settings by
 :func:`shared.retrieval.retention_of`), so what recall hides and what the sweep deletes agree.
 
-Rules (issue 7 "Memory lifecycle", CASES L1-L3):
+Rules (see "Lifecycle" in ``docs/ARCHITECTURE.md``):
 
 - A memory type has a TTL in seconds (``Retention.ttl_s``); absent or ``<= 0`` → immune by type.
 - A memory accessed (injected) at least ``Retention.access_immunity`` times is immune by access.
@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from shared.store.lifecycle import LifecycleRow
 from shared.store.memories import Retention
+from shared.store.memories.lifecycle import LifecycleRow
 
 EvictionReason = Literal["expired", "decayed", "capacity", "summarized"]
 DAY_S = 86_400.0
@@ -57,8 +57,11 @@ def type_ttl_s(memory_type: str, retention: Retention) -> float | None:
 
 
 def is_immune(memory_type: str, access_count: int, retention: Retention) -> bool:
-    """True if the memory never decays: its type has no TTL, or it was accessed at least
-    ``retention.access_immunity`` times (``access_immunity <= 0`` disables access immunity)."""
+    """True if the memory never decays.
+
+    Its type has no TTL, or it was accessed at least ``retention.access_immunity`` times
+    (``access_immunity <= 0`` disables access immunity).
+    """
     if type_ttl_s(memory_type, retention) is None:
         return True
     return retention.access_immunity > 0 and access_count >= retention.access_immunity
@@ -74,8 +77,11 @@ def deadline(row: LifecycleRow, retention: Retention) -> float | None:
 
 
 def eviction_reason(row: LifecycleRow, retention: Retention, now: float) -> EvictionReason | None:
-    """Why the sweep deletes ``row`` at ``now``: ``"expired"`` (explicit ``expires_at`` reached),
-    ``"decayed"`` (typed-decay deadline reached), or ``None`` (keep)."""
+    """Why the sweep deletes ``row`` at ``now``.
+
+    ``"expired"`` (explicit ``expires_at`` reached), ``"decayed"`` (typed-decay deadline reached),
+    or ``None`` (keep).
+    """
     if row.expires_at is not None and row.expires_at <= now:
         return "expired"
     due = deadline(row, retention)
@@ -108,10 +114,13 @@ def decay_factor(unused_s: float, half_life_s: float) -> float:
 def decayed_relevance(
     relevance: float, last_used: float, last_run: float, now: float, half_life_s: float
 ) -> float:
-    """Relevance after applying the period ``(last_run, now]`` to a memory last used at
-    ``last_used``: only the unused part of the period, ``now - max(last_run, last_used)``, counts.
+    """Relevance after applying the period ``(last_run, now]`` to a memory.
+
+    Only the part of the period since the memory was last used at ``last_used`` counts:
+    ``now - max(last_run, last_used)``.
 
     This is the exact rule the store's single ``UPDATE`` applies (see
-    :meth:`shared.store.lifecycle.LifecycleStore.decay_relevance`). Result within [0, relevance].
+    :meth:`shared.store.memories.lifecycle.LifecycleStore.decay_relevance`). Result within [0,
+    relevance].
     """
     return relevance * decay_factor(now - max(last_run, last_used), half_life_s)

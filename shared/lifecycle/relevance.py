@@ -1,4 +1,4 @@
-"""Scheduled relevance decay with catch-up (issue 7, CASES L4).
+"""Scheduled relevance decay with catch-up (see "Lifecycle" in ``docs/ARCHITECTURE.md``).
 
 Each memory's ``relevance`` (0..1; recall's tie-breaker and capacity's eviction order) decays
 while it is unused:
@@ -24,9 +24,11 @@ from shared.store import Store
 
 
 class DecayReport(msgspec.Struct, kw_only=True):
-    """Outcome of one decay run: rows updated, the previous run (unix seconds or None for the
-    first run), the elapsed period in seconds and the factor a memory unused for the whole period
-    received (1.0 = no decay)."""
+    """Outcome of one decay run.
+
+    Rows updated, the previous run (unix seconds or None for the first run), the elapsed period in
+    seconds and the factor a memory unused for the whole period received (1.0 = no decay).
+    """
 
     updated: int
     previous_run: float | None

@@ -3,7 +3,7 @@
 Run by ``mnemogate summarize --older-than-days N [--owner ID] [--dry-run]`` and the ``summarize``
 job. Groups are one owner + one end user + one session scope (a session-scoped memory is visible
 only in its session, so it is never merged into an owner-wide summary); a summary NEVER mixes
-owners (DESIGN §7: "A summarize call with no owner merging every tenant's memories into one").
+owners (a summarize call with no owner would merge every tenant's memories into one).
 Without ``--owner`` every owner is processed, each separately.
 
 Per group, live episodic memories created before ``now - N days`` (not expired, not past their
@@ -36,7 +36,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -49,12 +49,18 @@ from shared.models import NewMemory
 from shared.ranking import estimate_tokens
 from shared.retrieval import retention_of
 from shared.settings import Settings
-from shared.store import Store
+from shared.store import Retention, Store
+from shared.store.memories.lifecycle import LifecycleStore
 
 SOURCES_PER_SUMMARY = 50
 MAX_SUMMARY_SENTENCES = 8
 COMPRESSION_DIVISOR = 3
 NEAR_DUPLICATE_JACCARD = 0.7
+#: First code point of the CJK radicals block (U+2E80): runs from here on are scripts written
+#: without spaces, indexed as character bigrams.
+CJK_START = 0x2E80
+#: Fewest memories worth condensing into one summary.
+MIN_GROUP = 2
 METHOD = "extractive-sumbasic"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\s*\n+\s*")
@@ -85,8 +91,11 @@ class GroupSummary(msgspec.Struct, kw_only=True):
 
 
 class SummarizeReport(msgspec.Struct, kw_only=True):
-    """Totals of one summarize run: groups (owner/user/session) visited, memories condensed,
-    summaries written (or proposed), tokens before/after/saved (estimates)."""
+    """Totals of one summarize run.
+
+    Groups (owner/user/session) visited, memories condensed, summaries written (or proposed), tokens
+    before/after/saved (estimates).
+    """
 
     dry_run: bool
     groups: int = 0
@@ -102,8 +111,11 @@ class SummarizeReport(msgspec.Struct, kw_only=True):
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (stripped, non-empty). Boundaries: ``. ! ?`` + whitespace, ``。！？``,
-    line breaks. Language-neutral; never splits inside ``Next.js`` or ``3.14``."""
+    """Sentences of ``text`` (stripped, non-empty).
+
+    Boundaries: ``. ! ?`` + whitespace, ``。！？``, line breaks. Language-neutral; never splits
+    inside ``Next.js`` or ``3.14``.
+    """
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
@@ -111,7 +123,7 @@ def terms(sentence: str) -> list[str]:
     """Case-folded terms of ``sentence``: letter/digit runs, CJK runs as character bigrams."""
     out: list[str] = []
     for run in _TERM.findall(sentence.casefold()):
-        if any(ord(ch) >= 0x2E80 for ch in run):
+        if any(ord(ch) >= CJK_START for ch in run):
             out.extend(cjk_bigrams(run))
         else:
             out.append(run)
@@ -164,8 +176,11 @@ def summary_sentence_budget(n_sentences: int) -> int:
 
 
 def build_summary(rows: Sequence[LifecycleRow]) -> str:
-    """Summary text of ``rows`` (oldest first): chosen sentences, one per line, each prefixed with
-    its memory's UTC date ``YYYY-MM-DD``. Empty if no row has a sentence with terms."""
+    """Summary text of ``rows`` (oldest first).
+
+    Chosen sentences, one per line, each prefixed with its memory's UTC date ``YYYY-MM-DD``. Empty
+    if no row has a sentence with terms.
+    """
     sentences: list[tuple[str, float]] = []
     for row in rows:
         sentences.extend((s, row.created_at) for s in split_sentences(row.content))
@@ -218,29 +233,9 @@ async def summarize(
     cutoff = now - older_than_days * DAY_S
     report = SummarizeReport(dry_run=dry_run)
     lc = store.lifecycle
-    for g_owner, g_user, g_session, _count in await lc.summary_groups(
-        cutoff, now, owner_id, user_id
-    ):
+    for group in await lc.summary_groups(cutoff, now, owner_id, user_id):
         report.groups += 1
-        after = (-math.inf, 0)
-        while True:
-            rows = await lc.summary_chunk(
-                g_owner,
-                g_user,
-                g_session,
-                cutoff=cutoff,
-                now=now,
-                after=after,
-                limit=SOURCES_PER_SUMMARY,
-            )
-            if len(rows) < 2:
-                break
-            after = (rows[-1].created_at, rows[-1].id)
-            # Memories already past their typed-decay deadline are invisible to recall and wait
-            # for the sweep: summarizing them would bring them back.
-            live = [r for r in rows if eviction_reason(r, retention, now) is None]
-            if len(live) < 2:
-                continue
+        async for live in _live_chunks(lc, group[:3], cutoff, now, retention):
             made = await _summarize_chunk(store, live, now, dry_run, on_deleted)
             if made is None:
                 continue
@@ -253,6 +248,63 @@ async def summarize(
     report.tokens_saved = report.tokens_before - report.tokens_after
     report.duration_s = time.perf_counter() - started
     return report
+
+
+def summary_memory(made: GroupSummary, rows: Sequence[LifecycleRow]) -> NewMemory:
+    """The summary memory for ``made`` condensing ``rows`` (oldest first).
+
+    Semantic, category ``summary``, keyed by its sources, as relevant as the most relevant source;
+    the metadata records the method, sources, time span and token estimates.
+    """
+    return NewMemory(
+        owner_id=made.owner_id,
+        user_id=made.user_id,
+        session_id=made.session_id,
+        type="semantic",
+        category="summary",
+        key=summary_key(made.source_ids),
+        content=made.content,
+        source="summarize",
+        relevance=max(r.relevance for r in rows),
+        metadata={
+            "summary": {
+                "method": METHOD,
+                "source_count": len(rows),
+                "source_ids": made.source_ids,
+                "from": rows[0].created_at,
+                "to": rows[-1].created_at,
+                "tokens_before": made.tokens_before,
+                "tokens_after": made.tokens_after,
+            }
+        },
+    )
+
+
+async def _live_chunks(
+    lc: LifecycleStore,
+    group: tuple[str, str, str | None],
+    cutoff: float,
+    now: float,
+    retention: Retention,
+) -> AsyncIterator[list[LifecycleRow]]:
+    """Chunks of old episodic memories of one ``(owner, user, session)`` group, oldest first.
+
+    At most :data:`SOURCES_PER_SUMMARY` per chunk, without the ones already past their
+    typed-decay deadline (invisible to recall and waiting for the sweep: summarizing them would
+    bring them back); chunks with fewer than :data:`MIN_GROUP` live rows are skipped.
+    """
+    owner, user, session = group
+    after = (-math.inf, 0)
+    while True:
+        rows = await lc.summary_chunk(
+            owner, user, session, cutoff=cutoff, now=now, after=after, limit=SOURCES_PER_SUMMARY
+        )
+        if len(rows) < MIN_GROUP:
+            return
+        after = (rows[-1].created_at, rows[-1].id)
+        live = [r for r in rows if eviction_reason(r, retention, now) is None]
+        if len(live) >= MIN_GROUP:
+            yield live
 
 
 async def _summarize_chunk(
@@ -284,31 +336,7 @@ async def _summarize_chunk(
     )
     if dry_run:
         return made
-    memory, _created = await store.writes.upsert(
-        NewMemory(
-            owner_id=first.owner_id,
-            user_id=first.user_id,
-            session_id=first.session_id,
-            type="semantic",
-            category="summary",
-            key=summary_key(made.source_ids),
-            content=content,
-            source="summarize",
-            relevance=max(r.relevance for r in rows),
-            metadata={
-                "summary": {
-                    "method": METHOD,
-                    "source_count": len(rows),
-                    "source_ids": made.source_ids,
-                    "from": rows[0].created_at,
-                    "to": rows[-1].created_at,
-                    "tokens_before": before,
-                    "tokens_after": after,
-                }
-            },
-        ),
-        now=now,
-    )
+    memory, _created = await store.writes.upsert(summary_memory(made, rows), now=now)
     made.summary_id = memory.public_id
     # Only now that the summary is committed do the originals go.
     deleted = await store.lifecycle.evict([(r, "summarized") for r in rows], now)

@@ -2,14 +2,14 @@
 
 Run by the ``sweep`` job (hourly arq cron in the worker) and by ``mnemogate sweep [--dry-run]``.
 
-Bounded work and memory (issue 7):
+Bounded work and memory:
 
 - The typed-decay pass scans ``memories`` in rowid order in batches of ``sweep_batch_size`` rows
   (keyset paging), at most ``sweep_max_scan`` rows per run. It starts at the persisted cursor
   (``lifecycle_state.sweep_cursor``), wraps once to the start of the table, and stops when it
   comes back to where it began (a full pass) or the scan cap is reached. Each batch's deletions,
   their ``eviction`` events and the new cursor commit in one transaction, so a crash or restart
-  resumes where the last committed batch ended (CASES L4) and never re-applies or skips work.
+  resumes where the last committed batch ended and never re-applies or skips work.
 - Only one batch of rows is held at a time; evicted items are streamed to an optional
   ``listener`` rather than collected.
 
@@ -20,8 +20,8 @@ relevance, least recently used; immune memories (immune type or access-immune) g
 nothing else is left.
 
 Deletion by any path leaves no FTS5 row (trigger) and no ``vec_memories`` row (see
-:meth:`shared.store.lifecycle.LifecycleStore.evict`); ``on_deleted(rowids)`` is awaited after
-each committed batch so the Qdrant tier can delete its points too.
+:meth:`shared.store.memories.lifecycle.LifecycleStore.evict`); ``on_deleted(rowids)`` is awaited
+after each committed batch so the Qdrant tier can delete its points too.
 
 Dry run: nothing is deleted, no event is recorded and the cursor does not move; the listener
 receives every memory that would go.
@@ -47,7 +47,7 @@ from shared.models import MEMORY_TYPES
 from shared.retrieval import retention_of
 from shared.settings import Settings
 from shared.store import Store
-from shared.store.lifecycle import SWEEP_CURSOR
+from shared.store.memories.lifecycle import SWEEP_CURSOR, LifecycleStore
 
 log = logging.getLogger("mnemogate.lifecycle")
 
@@ -126,58 +126,75 @@ async def sweep(
         StoreError: the database failed (committed batches stay committed; the cursor is at the
             last committed batch).
     """
-    batch, max_scan = _validate(settings)
+    _validate(settings)
     started = time.perf_counter()
-    retention = retention_of(settings)
-    lc = store.lifecycle
-    start = int(await lc.get_state(SWEEP_CURSOR) or 0)
+    start = int(await store.lifecycle.get_state(SWEEP_CURSOR) or 0)
     report = SweepReport(dry_run=dry_run, cursor_start=start)
     would_go: dict[int, tuple[str, str]] = {}  # dry run: rowid -> bucket
-
-    cursor, wrapped = start, False
-    while report.scanned < max_scan:
-        limit = min(batch, max_scan - report.scanned)
-        rows = await lc.scan(cursor, limit, upto_id=start if wrapped else None)
-        if not rows:
-            if wrapped or start == 0:
-                report.full_pass = True
-                break
-            wrapped, cursor = True, 0  # end of table: wrap once to the beginning
-            if not dry_run:
-                await lc.set_state(SWEEP_CURSOR, "0", now)
-            continue
-        report.scanned += len(rows)
-        cursor = rows[-1].id
-        items: list[tuple[LifecycleRow, EvictionReason]] = []
-        for row in rows:
-            reason = eviction_reason(row, retention, now)
-            if reason is not None:
-                items.append((row, reason))
-        if dry_run:
-            for row, _reason in items:
-                would_go[row.id] = (row.owner_id, row.user_id)
-            await _after_delete(report, items, [r.id for r, _ in items], None, listener)
-        else:
-            deleted = await lc.evict(items, now, state=(SWEEP_CURSOR, str(cursor)))
-            await _after_delete(report, items, deleted, on_deleted, listener)
-        if wrapped and cursor >= start:
-            report.full_pass = True
-            break
-        if len(rows) < limit:  # short batch: the end of this range is reached
-            if wrapped or start == 0:
-                report.full_pass = True
-                break
-            wrapped, cursor = True, 0
-            if not dry_run:
-                await lc.set_state(SWEEP_CURSOR, "0", now)
-    report.cursor_end = cursor
-
+    pass_ = _DecayPass(store.lifecycle, settings, now, report, would_go, on_deleted, listener)
+    report.cursor_end = await pass_.run(start)
     if settings.max_memories_per_owner > 0:
         await _enforce_capacity(
             store, settings, now, report, would_go, dry_run, on_deleted, listener
         )
     report.duration_s = time.perf_counter() - started
     return report
+
+
+class _DecayPass:
+    """The typed-decay pass of one sweep: bounded, resumable scan with one wrap-around."""
+
+    def __init__(
+        self,
+        lc: LifecycleStore,
+        settings: Settings,
+        now: float,
+        report: SweepReport,
+        would_go: dict[int, tuple[str, str]],
+        on_deleted: OnDeleted | None,
+        listener: Listener | None,
+    ) -> None:
+        self.lc, self.now, self.report, self.would_go = lc, now, report, would_go
+        self.batch, self.max_scan = settings.sweep_batch_size, settings.sweep_max_scan
+        self.retention = retention_of(settings)
+        self.on_deleted, self.listener = on_deleted, listener
+
+    async def run(self, start: int) -> int:
+        """Scan from rowid ``start`` to the end, then from the beginning back to ``start``.
+
+        At most ``sweep_max_scan`` rows; returns the rowid where the scan stopped.
+        """
+        report = self.report
+        cursor, wrapped = start, False
+        while report.scanned < self.max_scan:
+            limit = min(self.batch, self.max_scan - report.scanned)
+            rows = await self.lc.scan(cursor, limit, upto_id=start if wrapped else None)
+            if rows:
+                report.scanned += len(rows)
+                cursor = rows[-1].id
+                await self._evict(rows, cursor)
+                if wrapped and cursor >= start:
+                    report.full_pass = True
+                    break
+            if not rows or len(rows) < limit:  # the end of this range is reached
+                if wrapped or start == 0:
+                    report.full_pass = True
+                    break
+                wrapped, cursor = True, 0  # wrap once to the beginning
+                if not report.dry_run:
+                    await self.lc.set_state(SWEEP_CURSOR, "0", self.now)
+        return cursor
+
+    async def _evict(self, rows: list[LifecycleRow], cursor: int) -> None:
+        """Delete (dry run: note) the rows of one batch that decayed or expired."""
+        now, report = self.now, self.report
+        items = [(row, why) for row in rows if (why := eviction_reason(row, self.retention, now))]
+        if report.dry_run:
+            self.would_go.update((row.id, (row.owner_id, row.user_id)) for row, _ in items)
+            await _after_delete(report, items, [r.id for r, _ in items], None, self.listener)
+        else:
+            deleted = await self.lc.evict(items, now, state=(SWEEP_CURSOR, str(cursor)))
+            await _after_delete(report, items, deleted, self.on_deleted, self.listener)
 
 
 async def _enforce_capacity(

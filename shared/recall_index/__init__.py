@@ -77,8 +77,11 @@ class KeywordIndex:
         )
 
     def cached(self, scope: Scope, ids: list[int]) -> dict[int, Memory]:
-        """Live memories among ``ids`` that the cache already holds for ``scope``'s partitions
-        (no I/O; callers read the rest from the store)."""
+        """Live memories among ``ids`` that the cache already holds for ``scope``'s partitions.
+
+        Live memories among ``ids`` that the cache already holds for ``scope``'s partitions
+        (no I/O; callers read the rest from the store).
+        """
         found: dict[int, Memory] = {}
         for owner_id in (scope.owner_id, GLOBAL_OWNER):
             index = self.cache.owners.get(owner_id)
@@ -105,10 +108,13 @@ def bm25_params(settings: Settings) -> Bm25Params:
 
 
 def build_keyword_index(settings: Settings, store: Store) -> KeywordIndex:
-    """A keyword index over ``store`` that sees this process's commits at once (commit hook on
-    the store's writer) and other processes' within ``recall_freshness_ms``."""
+    """A keyword index over ``store`` that sees this process's commits at once.
+
+    A keyword index over ``store`` that sees this process's commits at once (commit hook on
+    the store's writer) and other processes' within ``recall_freshness_ms``.
+    """
     cache = OwnerCache(
-        SqliteSource(store.reader, shared_with_writer=store.reader is store.writer),
+        SqliteSource(store.reader, store.path, shared_with_writer=store.reader is store.writer),
         bm25_params(settings),
         budget_bytes=settings.recall_cache_mb * 1024 * 1024,
         freshness_s=settings.recall_freshness_ms / 1000,

@@ -1,4 +1,4 @@
-"""Text analysis of the in-memory keyword index: the same terms SQLite FTS5 would index.
+r"""Text analysis of the in-memory keyword index: the same terms SQLite FTS5 would index.
 
 The FTS5 table is tokenised with ``porter unicode61 remove_diacritics 2``; the in-memory index
 must cut and stem text the same way, or queries would stop matching what the store indexes:
@@ -16,32 +16,65 @@ must cut and stem text the same way, or queries would stop matching what the sto
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 
 import Stemmer
 
 from shared.fts_query import DEFAULT_MAX_TERMS, index_text, query_terms
 
-__all__ = ["analyse", "analyse_context", "query_tokens"]
+__all__ = ["analyse", "analyse_context", "analyse_many", "context_text", "query_tokens"]
 
 _TOKEN = re.compile(r"[^\W_]+")
 _STEMMER = Stemmer.Stemmer("porter")
 _STEM_MIN_LEN = 3
 
 
+_STEMS: dict[str, str] = {}
+"""Token → index term, shared by every load (bounded by :data:`_STEMS_MAX`)."""
+_STEMS_MAX = 500_000
+
+
+_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+"""The combining diacritical mark blocks (what ``remove_diacritics`` strips from Latin text)."""
+
+
 def _strip_diacritics(text: str) -> str:
-    """NFKD, then drop combining marks (``unicode61 remove_diacritics 2``'s effect on Latin)."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """NFKD, then drop combining diacritical marks (``unicode61 remove_diacritics 2`` on Latin)."""
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text))
 
 
-def _stem_all(tokens: list[str]) -> list[str]:
-    stems: list[str] = _STEMMER.stemWords(tokens)
-    return [
-        s if t.isascii() and len(t) >= _STEM_MIN_LEN else t
-        for t, s in zip(tokens, stems, strict=True)
-    ]
+def _stem_map(tokens: Iterable[str]) -> dict[str, str]:
+    """The index term of every distinct token (stemming each distinct token once, in C)."""
+    new = [t for t in set(tokens) if t not in _STEMS]
+    if new:
+        if len(_STEMS) + len(new) > _STEMS_MAX:
+            _STEMS.clear()
+        stems: list[str] = _STEMMER.stemWords(new)
+        for t, s in zip(new, stems, strict=True):
+            _STEMS[t] = s if t.isascii() and len(t) >= _STEM_MIN_LEN else t
+    return _STEMS
+
+
+def _tokens(text: str) -> list[str]:
+    if not text.isascii():
+        text = _strip_diacritics(text)
+    found: list[str] = _TOKEN.findall(text.lower())
+    return found
+
+
+def analyse_many(texts: Sequence[str]) -> tuple[list[str], list[int]]:
+    """Index terms of many texts at once: ``(terms of all texts concatenated, count per text)``.
+
+    The per-token work runs in C (``re.findall``, ``set``, ``map``); Python only loops per text
+    and per distinct token. Same terms as :func:`analyse`.
+    """
+    per_text = [_tokens(t) for t in texts]
+    flat = list(itertools.chain.from_iterable(per_text))
+    stems = _stem_map(flat)
+    return list(map(stems.__getitem__, flat)), list(map(len, per_text))
 
 
 def analyse(text: str) -> list[str]:
@@ -50,18 +83,25 @@ def analyse(text: str) -> list[str]:
     ``"Running to the Café"`` → ``["run", "to", "the", "cafe"]``. Stop words are kept (as in
     FTS5; BM25's IDF weighs them down). Pure; never raises.
     """
-    if not text.isascii():
-        text = _strip_diacritics(text)
-    tokens = _TOKEN.findall(text.lower())
-    return _stem_all(tokens) if tokens else []
+    tokens = _tokens(text)
+    stems = _stem_map(tokens)
+    return [stems[t] for t in tokens]
+
+
+def context_text(context: str) -> str:
+    """The text indexed for a memory's ``context`` field.
+
+    The text indexed for a memory's ``context`` field: what FTS5 would hold for it
+    (``index_text``: the text plus the bigrams of its CJK/Thai runs).
+    """
+    if not context or context.isascii():
+        return context
+    return index_text(context, None)
 
 
 def analyse_context(context: str) -> list[str]:
-    """Index terms of a memory's ``context`` field: :func:`analyse` of the same text FTS5 would
-    hold for it (``index_text``: the text plus the bigrams of its CJK/Thai runs)."""
-    if not context:
-        return []
-    return analyse(context if context.isascii() else index_text(context, None))
+    """Index terms of a memory's ``context`` field (:func:`analyse` of :func:`context_text`)."""
+    return analyse(context_text(context)) if context else []
 
 
 def query_tokens(query: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:

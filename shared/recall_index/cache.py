@@ -3,9 +3,13 @@
 * Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
   in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
   runs the build; concurrent requests for the same owner share one load.
-* Freshness: before answering, the cache makes sure it read the feed within ``freshness_s``
-  (default 0.2 s): one ``SELECT MAX(seq)``, and when it moved, the new changes (grouped per
-  cached owner: current rows re-read and re-indexed, deleted ones tombstoned). A write committed
+* Freshness: a background watcher reads the feed (one ``SELECT MAX(seq)``, and when it moved,
+  the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted ones
+  tombstoned) within :data:`WATCH_S` of the source's change hint moving (SQLite: a ``stat`` of
+  the write-ahead log, which every commit of every process touches) and every
+  ``freshness_s / 2``; a request itself reads the feed only when the last read started
+  ``freshness_s`` (default 0.2 s) ago or more, so every recall starting ``freshness_s`` after a
+  commit sees it, and in practice the next one does. A write committed
   by this process (any path through ``shared.store.connection.transaction`` on the store's
   writer) marks the cache stale, so this process's next recall reads the feed first: a delete is
   honoured by the deleting process at once and by every other process within ``freshness_s``.
@@ -36,6 +40,8 @@ __all__ = ["FEED_BATCH", "OwnerCache"]
 
 FEED_BATCH = 2000
 """Changes read per feed query."""
+WATCH_S = 0.01
+"""How often the background watcher looks at the change hint (seconds; a ``stat``)."""
 PRUNE_EVERY_S = 600.0
 """How often a process prunes the feed (any process may; pruning is idempotent)."""
 PRUNE_AGE_S = 3600.0
@@ -63,11 +69,13 @@ class OwnerCache:
         self.applied = -1  # feed sequence applied to every cached owner; -1 = not started
         self.polled_at = -1e9
         self.stale = True
+        self._hint: object = None
         self.loads = 0
         self._lock = asyncio.Lock()
         self._loading: dict[str, asyncio.Task[OwnerIndex]] = {}
         self._pruned_at = time.monotonic()
         self._tasks: set[asyncio.Task[object]] = set()
+        self._watcher: asyncio.Future[None] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -79,18 +87,29 @@ class OwnerCache:
         self.stale = True
 
     async def fresh(self) -> None:
-        """Read the feed unless it was read within ``freshness_s`` and nothing local changed.
+        """Make the cache fresh enough to answer.
+
+        Make the cache fresh enough to answer: read the feed now when this process committed
+        a write since the last read or the last read started ``freshness_s`` ago or more; else
+        answer from the cache at once (a background watcher reads the feed within
+        :data:`WATCH_S` of any commit signalled by the source's change hint).
 
         Raises:
             StoreError: the feed could not be read.
         """
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.ensure_future(self._watch())
         if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
             return
+        await self._read_feed(force=True)
+
+    async def _read_feed(self, *, force: bool) -> None:
         async with self._lock:
-            if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
-                return  # another task polled while this one waited
+            if force and not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
+                return  # another task read the feed while this one waited
             started = time.monotonic()
             self.stale = False
+            self._hint = self.source.change_hint()  # before the read: later commits change it
             try:
                 await self._poll()
             except BaseException:
@@ -100,6 +119,23 @@ class OwnerCache:
         if started - self._pruned_at > PRUNE_EVERY_S:
             self._pruned_at = started
             self._spawn(self._prune())
+
+    async def _watch(self) -> None:
+        """Read the feed whenever the change hint moves.
+
+        Read the feed whenever the change hint moves (checked every :data:`WATCH_S`) or half
+        the freshness window passed, so requests rarely wait for a feed read.
+        """
+        while True:
+            await asyncio.sleep(WATCH_S)
+            moved = self.source.change_hint() != self._hint
+            old = time.monotonic() - self.polled_at >= self.freshness_s / 2
+            if (moved or old) and not self._lock.locked():
+                try:
+                    await self._read_feed(force=False)
+                except Exception as exc:  # e.g. the store closed: stop; a request restarts it
+                    log.info("change-feed watcher stopped: %s", exc)
+                    return
 
     async def _poll(self) -> None:
         head = await self.source.head()
@@ -130,6 +166,7 @@ class OwnerCache:
                 del self.owners[owner_id]  # a mass change (e.g. relevance decay): reload
                 continue
             rows = await self.source.rows(sorted(ids))
+            index.generation += 1
             for memory_id in ids:
                 row = rows.get(memory_id)
                 if row is None or row.memory.owner_id != owner_id:
@@ -166,8 +203,11 @@ class OwnerCache:
         seq, raw = await self.source.snapshot(owner_id)
 
         def build() -> OwnerIndex:
+            cpu = time.thread_time()
             segment = build_segment(self.source.decode(raw), self.params)
-            return OwnerIndex(owner_id, segment, seq, self.params)
+            index = OwnerIndex(owner_id, segment, seq, self.params)
+            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+            return index
 
         index = await asyncio.to_thread(build)
         async with self._lock:
@@ -219,6 +259,10 @@ class OwnerCache:
 
     async def close(self) -> None:
         """Cancel background work and close the source."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watcher
         for task in list(self._tasks) + list(self._loading.values()):
             task.cancel()
             with contextlib.suppress(BaseException):

@@ -12,6 +12,7 @@ docs/ARCHITECTURE.md, "Recall engine".
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -25,6 +26,14 @@ __all__ = ["RecallSource", "SqliteSource"]
 
 class RecallSource(Protocol):
     """The change feed and row access the in-memory recall index is built from."""
+
+    def change_hint(self) -> object:
+        """A cheap, local value that changes whenever the store may have new changes.
+
+        A cheap, local value that changes whenever the store may have new changes (no I/O
+        beyond a ``stat``), or None when the source has none (then only the freshness window
+        applies).
+        """
 
     async def head(self) -> int:
         """Newest change sequence (0 = none yet)."""
@@ -55,16 +64,36 @@ class RecallSource(Protocol):
 
 
 class SqliteSource:
-    """:class:`RecallSource` over the store's SQLite file, through the store's reader connection
+    """:class:`RecallSource` over the store's SQLite file.
+
+    :class:`RecallSource` over the store's SQLite file, through the store's reader connection
     (its own aiosqlite thread, so the event loop never waits on SQLite; no extra connection to
     close). A snapshot is one read transaction (a WAL snapshot) on that connection; with a
     ``:memory:`` store, whose reader is also its writer, the feed head is read before the rows
-    instead (a change landing in between is applied again later, which is idempotent)."""
+    instead (a change landing in between is applied again later, which is idempotent).
+    """
 
-    def __init__(self, conn: aiosqlite.Connection, *, shared_with_writer: bool) -> None:
+    def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
         self.conn = conn
+        self.wal = None if path == ":memory:" else path + "-wal"
         self.shared_with_writer = shared_with_writer
         self._txn = asyncio.Lock()  # one explicit transaction at a time on the connection
+
+    def change_hint(self) -> object:
+        """``(mtime_ns, size, inode)`` of the database's write-ahead log.
+
+        ``(mtime_ns, size, inode)`` of the database's write-ahead log: every commit, by any
+        process, appends to it (or restarts it after a checkpoint), so an unchanged value means
+        nothing new was committed since the last look, up to the file system's timestamp
+        granularity (the freshness window covers that rare case).
+        """
+        if self.wal is None:
+            return None
+        try:
+            st = os.stat(self.wal)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     async def head(self) -> int:
         """See :meth:`RecallSource.head`."""

@@ -1,4 +1,6 @@
-"""One owner's keyword index (an immutable segment plus a small delta) and BM25 search over the
+"""One owner's keyword index.
+
+One owner's keyword index (an immutable segment plus a small delta) and BM25 search over the
 partitions a caller can see (its owner's, and the global one when the scope includes it).
 
 Ranking statistics are those of the searched partitions only: ``N`` = documents of the caller's
@@ -43,6 +45,8 @@ class OwnerIndex:
         self.seq = seq
         self.params = params
         self.seg_bytes = segment.nbytes()
+        self.build_cpu_ms = 0.0  # CPU time the segment took to build (set by the loader)
+        self.generation = 0  # bumped by every applied write (caches derived from it re-read)
 
     @property
     def size(self) -> int:
@@ -51,8 +55,11 @@ class OwnerIndex:
 
     @property
     def stat_docs(self) -> int:
-        """``N`` of the BM25 statistics: documents counted by :meth:`df` (tombstoned ones
-        included, like their postings, until the next rebuild)."""
+        """``N`` of the BM25 statistics.
+
+        ``N`` of the BM25 statistics: documents counted by :meth:`df` (tombstoned ones
+        included, like their postings, until the next rebuild).
+        """
         return len(self.segment) + len(self.delta)
 
     def nbytes(self) -> int:
@@ -111,9 +118,15 @@ class OwnerIndex:
         now: float,
         retention: Retention | None,
         required: Sequence[str] = (),
+        limit: int = 0,
     ) -> tuple[npt.NDArray[np.float64], list[Memory]]:
-        """Scores and memories of every visible document matching a term of ``weights``
-        (term → IDF). With ``required``, only documents holding all of those terms count."""
+        """Scores and memories of the visible documents matching a term of ``weights``.
+
+        Scores and memories of the visible documents matching a term of ``weights`` (term →
+        IDF): the best ``limit`` of the segment (all with 0) plus every delta hit. With
+        ``required``, only documents holding all of those terms count. Only the kept documents
+        are touched in Python; the rest is numpy over the matches.
+        """
         seg = self.segment
         acc = np.zeros(len(seg), dtype=np.float64)
         matched = np.zeros(len(seg), dtype=np.int16)
@@ -126,6 +139,9 @@ class OwnerIndex:
         codes = self.codes(scope)
         idx = idx[visible_mask(seg.cols, idx, codes, now, retention)]
         scores = acc[idx]
+        if 0 < limit < len(idx):
+            keep = np.argpartition(-scores, limit - 1)[:limit]
+            idx, scores = idx[keep], scores[keep]
         memories = [seg.memories[i] for i in idx.tolist()]
         extra = self._delta_hits(weights, scope, now, retention, required, codes.any_user)
         if extra:
@@ -198,7 +214,7 @@ def search(
     all_scores: list[npt.NDArray[np.float64]] = []
     all_memories: list[Memory] = []
     for part in parts:
-        scores, memories = part.hits(weights, scope, now, retention, required)
+        scores, memories = part.hits(weights, scope, now, retention, required, limit)
         all_scores.append(scores)
         all_memories.extend(memories)
     return _top(np.concatenate(all_scores), all_memories, limit)

@@ -19,6 +19,7 @@ the owner is rebuilt.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.models import Memory
-from shared.recall_index.analysis import analyse, analyse_context
+from shared.recall_index.analysis import analyse_many, context_text
 from shared.recall_index.visibility import TYPE_CODE, expires_value
 from shared.store.recall_rows import IndexedRow
 
@@ -35,9 +36,12 @@ __all__ = ["Bm25Params", "Segment", "build_segment", "tf_factor"]
 
 
 class Bm25Params(msgspec.Struct, frozen=True):
-    """BM25 parameters: ``k1`` ≥ 0 (term-frequency saturation), ``b`` ∈ [0, 1] (length
+    """BM25 parameters.
+
+    BM25 parameters: ``k1`` ≥ 0 (term-frequency saturation), ``b`` ∈ [0, 1] (length
     normalisation) and ``context_weight`` ≥ 0 (weight of a ``context`` occurrence relative to
-    one in the memory's own text)."""
+    one in the memory's own text).
+    """
 
     k1: float
     b: float
@@ -161,26 +165,26 @@ def _codes(values: Sequence[str | None]) -> dict[str, int]:
 def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
     """Index memory rows with their search fields (CPU only; run it off the event loop).
 
-    Cost: O(tokens) Python for analysis and term ids, then numpy sorts over (term, doc) pairs.
+    Cost: per-token work in C (:func:`analyse_many`), then numpy sorts over (term, doc) pairs.
     """
+    own, own_len = analyse_many([row.search_text for row in docs])
+    ctx, ctx_len = analyse_many([context_text(row.context) for row in docs])
     vocab: dict[str, int] = {}
-    term_ids: list[int] = []
-    doc_of: list[int] = []
-    weight_of: list[float] = []
-    lengths = np.zeros(len(docs), dtype=np.float64)
-    for d, row in enumerate(docs):
-        own, ctx = analyse(row.search_text), analyse_context(row.context)
-        for terms, field_w in ((own, 1.0), (ctx, p.context_weight)):
-            term_ids.extend([vocab.setdefault(t, len(vocab)) for t in terms])
-            doc_of.extend([d] * len(terms))
-            weight_of.extend([field_w] * len(terms))
-            lengths[d] += len(terms)
+    for term in itertools.chain(own, ctx):
+        if term not in vocab:
+            vocab[term] = len(vocab)
     n = max(1, len(docs))
-    keys = np.asarray(term_ids, dtype=np.int64) * n + np.asarray(doc_of, dtype=np.int64)
-    pairs, inverse = np.unique(keys, return_inverse=True)
-    f = np.bincount(inverse, weights=np.asarray(weight_of, dtype=np.float64))
+    doc_ids = np.arange(len(docs), dtype=np.int64)
+    tid = np.fromiter(
+        map(vocab.__getitem__, itertools.chain(own, ctx)), dtype=np.int64, count=len(own) + len(ctx)
+    )
+    did = np.concatenate([np.repeat(doc_ids, own_len), np.repeat(doc_ids, ctx_len)])
+    fw = np.concatenate([np.ones(len(own)), np.full(len(ctx), p.context_weight)])
+    pairs, inverse = np.unique(tid * n + did, return_inverse=True)
+    f = np.bincount(inverse, weights=fw)
     pair_doc = pairs % n
     pair_term = pairs // n
+    lengths = np.asarray(own_len, dtype=np.float64) + np.asarray(ctx_len, dtype=np.float64)
     avgdl = float(lengths.mean()) if len(docs) else 1.0
     w = tf_factor(f.astype(np.float64), lengths[pair_doc], avgdl, p)
     counts = np.bincount(pair_term, minlength=len(vocab))

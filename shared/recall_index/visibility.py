@@ -35,10 +35,13 @@ NO_CODE = -1
 
 
 class ScopeCodes(msgspec.Struct, frozen=True):
-    """A scope translated to one partition's integer codes. ``user``: the caller's end-user code
+    """A scope translated to one partition's integer codes. ``user``.
+
+    A scope translated to one partition's integer codes. ``user``: the caller's end-user code
     (0 = owner-wide only); ``session``: the scope's session code (0 = no session in scope,
     :data:`NO_CODE` = a session no document has); ``any_user``: the partition is the global one
-    (its memories are visible whatever their end user)."""
+    (its memories are visible whatever their end user).
+    """
 
     user: int
     session: int

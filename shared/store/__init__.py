@@ -13,19 +13,27 @@ from shared.store.connection import migrate, open_connection
 from shared.store.contexts import ContextStore
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
+from shared.store.forget import ForgetStore
 from shared.store.identity import IdentityStore
-from shared.store.lifecycle import LifecycleStore
-from shared.store.management import ManagementStore
+from shared.store.key_cap import KeyCapStore
 from shared.store.memories import MemoryStore, Retention
+from shared.store.memories.admin import MemoryAdminStore
+from shared.store.memories.export_import import MemoryExportStore
+from shared.store.memories.lifecycle import LifecycleStore
 from shared.store.outbox import OutboxStore
 from shared.store.settings_row import SettingsStore
+from shared.store.usage import UsageStore
 
 __all__ = ["Retention", "Store"]
 
 
 class Store:
-    """Open database with its table stores: ``memories`` (reads), ``writes`` (memory writes),
-    ``keys``, ``outbox``, ``events``.
+    """Open database with its table stores.
+
+    ``memories`` (reads), ``writes`` (memory writes), ``admin`` (operator queries over memories),
+    ``exports`` (export/import), ``lifecycle`` (sweep, decay, summaries), ``keys``, ``outbox``,
+    ``events``, ``cursors``, ``settings``, ``identity``, ``forget`` (forget candidates, derived
+    copies, tombstones), ``usage`` (memory usage per key and day), ``key_cap`` (per-key cap).
 
     ``memories`` uses the reader connection (recall, listing); ``writes`` uses the writer one.
     """
@@ -41,10 +49,14 @@ class Store:
         self.outbox = OutboxStore(writer)
         self.events = EventStore(writer)
         self.cursors = CursorStore(writer)
-        self.management = ManagementStore(writer)
+        self.admin = MemoryAdminStore(writer)
+        self.exports = MemoryExportStore(writer)
         self.settings = SettingsStore(writer)
         self.lifecycle = LifecycleStore(writer)
         self.identity = IdentityStore(reader)
+        self.forget = ForgetStore(writer)
+        self.usage = UsageStore(writer)
+        self.key_cap = KeyCapStore(writer)
 
     @classmethod
     async def open(cls, path: str, *, run_migrations: bool = True) -> Store:

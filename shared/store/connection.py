@@ -1,8 +1,8 @@
 """SQLite connection: aiosqlite over the ``sqlean.py`` driver with sqlite-vec loaded, WAL mode.
 
-The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (DESIGN §6). Its
-exceptions are ``sqlean.Error`` subclasses, mapped to :class:`shared.errors.StoreError` by
-:func:`store_errors`.
+The stdlib ``sqlite3`` on these machines cannot load extensions; ``sqlean`` can (see "Measured facts
+about dependencies" in ``docs/ARCHITECTURE.md``). Its exceptions are ``sqlean.Error`` subclasses,
+mapped to :class:`shared.errors.StoreError` by :func:`store_errors`.
 """
 
 from __future__ import annotations
@@ -146,8 +146,11 @@ _COMMIT_HOOKS: weakref.WeakKeyDictionary[aiosqlite.Connection, list[Callable[[],
 
 
 def on_commit(conn: aiosqlite.Connection, hook: Callable[[], None]) -> None:
-    """Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
-    commits: the in-memory recall cache uses it to see this process's writes at once."""
+    """Call ``hook()``.
+
+    Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
+    commits: the in-memory recall cache uses it to see this process's writes at once.
+    """
     _COMMIT_HOOKS.setdefault(conn, []).append(hook)
 
 
@@ -168,8 +171,13 @@ async def _undo_begin(conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
 
 
 @contextlib.asynccontextmanager
-async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+async def transaction(
+    conn: aiosqlite.Connection, *, notify: bool = True
+) -> AsyncIterator[aiosqlite.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
+
+    ``notify`` False skips the :func:`on_commit` hooks (bookkeeping writes such as access
+    counters, which need not be seen at once).
 
     Transactions on one connection are serialised by a per-connection :class:`asyncio.Lock`:
     concurrent tasks (e.g. 50 arq jobs) share the writer connection, and without the lock a
@@ -202,7 +210,7 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
-        for hook in _COMMIT_HOOKS.get(conn, ()):
+        for hook in _COMMIT_HOOKS.get(conn, ()) if notify else ():
             hook()
     finally:
         if not handed_off:

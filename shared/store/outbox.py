@@ -40,8 +40,10 @@ class OutboxStore:
                 )
 
     async def take(self, limit: int = 100, *, after_id: int = 0) -> list[OutboxJob]:
-        """The oldest ``limit`` parked jobs with a row id above ``after_id`` (they stay parked
-        until :meth:`remove`)."""
+        """The oldest ``limit`` parked jobs with a row id above ``after_id``.
+
+        (they stay parked until :meth:`remove`).
+        """
         with store_errors("reading the job outbox"):
             async with self.conn.execute(
                 "SELECT id, job_name, job_id, payload, attempts FROM job_outbox "

@@ -32,8 +32,11 @@ class Change(msgspec.Struct, frozen=True, array_like=True):
 
 
 class IndexedRow(msgspec.Struct, frozen=True):
-    """A memory with its two search fields: ``search_text`` (content, key, CJK bigrams, as the
-    FTS5 column holds it) and ``context`` (neighbouring turns; ``""`` when unknown)."""
+    """A memory with its two search fields.
+
+    A memory with its two search fields: ``search_text`` (content, key, CJK bigrams, as the
+    FTS5 column holds it) and ``context`` (neighbouring turns; ``""`` when unknown).
+    """
 
     memory: Memory
     search_text: str
@@ -56,7 +59,9 @@ async def feed_head(conn: aiosqlite.Connection) -> int:
 
 
 async def feed_tail(conn: aiosqlite.Connection) -> int:
-    """The oldest sequence number still held (0 when empty): a reader that applied less than
+    """The oldest sequence number still held.
+
+    The oldest sequence number still held (0 when empty): a reader that applied less than
     ``tail - 1`` missed pruned changes and must rebuild.
 
     Raises:
@@ -83,7 +88,9 @@ async def changes_since(conn: aiosqlite.Connection, after: int, limit: int) -> l
 
 
 async def prune_changes(conn: aiosqlite.Connection, older_than: float, keep_last: int) -> int:
-    """Delete feed rows written before ``older_than`` (unix seconds), always keeping the newest
+    """Delete feed rows written before ``older_than``.
+
+    Delete feed rows written before ``older_than`` (unix seconds), always keeping the newest
     ``keep_last`` rows; returns how many were deleted.
 
     Raises:
@@ -102,7 +109,9 @@ async def prune_changes(conn: aiosqlite.Connection, older_than: float, keep_last
 
 
 async def load_owner(conn: aiosqlite.Connection, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
-    """Every memory row of ``owner_id`` (undecoded: decode them with :func:`decode_rows` off the
+    """Every memory row of ``owner_id``.
+
+    Every memory row of ``owner_id`` (undecoded: decode them with :func:`decode_rows` off the
     event loop) and the feed head they reflect, read in ONE read transaction (a WAL snapshot), so
     no change can fall between the head and the rows.
 

@@ -65,7 +65,8 @@ class SettingsStore:
     async def write(
         self, data: dict[str, Any], *, expected_version: int, now: float | None = None
     ) -> SettingsRow | None:
-        """Replace the overrides with ``data`` if the stored version is still ``expected_version``
+        """Replace the overrides with ``data`` if the stored version is still ``expected_version``.
+
         (compare-and-set; 0 = no row yet), incrementing the version.
 
         Returns the new row, or None when another writer got there first (re-read and retry).

@@ -28,7 +28,7 @@ def _sql(db: str, query: str) -> list[tuple[Any, ...]]:
         conn.close()
 
 
-def _wait(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def _wait(predicate, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

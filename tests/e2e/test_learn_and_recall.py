@@ -4,6 +4,7 @@ upstream that is a real HTTP server, real SQLite, and (second variant) real Redi
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import openai
@@ -24,7 +25,7 @@ def chat(
     client: openai.OpenAI, text: str, *, stream: bool, session: str, user: str | None = None
 ) -> str:
     extra = {"x-mnemogate-session-id": session}
-    kwargs = {"user": user} if user else {}
+    kwargs: dict[str, Any] = {"user": user} if user else {}
     if stream:
         chunks = client.chat.completions.create(
             model="fake-model",

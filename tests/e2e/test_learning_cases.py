@@ -1,4 +1,4 @@
-"""Acceptance cases for learning (CASES E1-E9, sensitive content, S1-S2) through HTTP.
+"""Acceptance cases for learning (extraction, sensitive content, failed requests) through HTTP.
 
 Each case runs twice: in embedded mode (jobs in-process in the gateway) and in worker mode (jobs
 through real Redis to a real ``mnemogate worker`` subprocess). One gateway (and one worker) per
@@ -14,12 +14,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 import redis
 
+from services.gateway.state import state_of_app
 from shared.learning import prefix_ids
 from shared.models import Memory, NewMemory
 from shared.store import Store
@@ -37,10 +38,10 @@ class Env:
     def pending(self) -> int:
         """Jobs queued or running (Redis queue + in-progress keys, or in-process tasks)."""
         if self.redis is not None:
-            running = self.redis.keys("arq:in-progress:*")  # cron runs keep theirs: not jobs
-            jobs = [k for k in running if not k.startswith(b"arq:in-progress:cron:")]
-            return int(self.redis.zcard(TEST_QUEUE_NAME)) + len(jobs)
-        return len(self.gw.app.state.gateway.queue._tasks)
+            running = cast(list[bytes], self.redis.keys("arq:in-progress:*"))
+            jobs = [k for k in running if not k.startswith(b"arq:in-progress:cron:")]  # not cron
+            return cast(int, self.redis.zcard(TEST_QUEUE_NAME)) + len(jobs)
+        return len(state_of_app(self.gw.app).queue._tasks)  # type: ignore[attr-defined]
 
     def settle(self, timeout_s: float = 15.0) -> None:
         """Wait until no job is queued or running, twice in a row 100 ms apart."""
@@ -159,7 +160,7 @@ def key(env: Env, name: str) -> tuple[str, str]:
     return env.gw.create_key(f"{name}-{env.mode}")
 
 
-# ---- CASES E1-E9 -------------------------------------------------------------------------------
+# ---- extraction -------------------------------------------------------------------------------
 
 
 def test_e1_preference_decision_habit_and_dislike(env, upstream):

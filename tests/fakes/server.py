@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 
@@ -13,7 +13,9 @@ import uvicorn
 class ThreadedUvicorn:
     """``start()`` serves ``app`` on ``port`` until ``stop()``; ``lifespan`` as in uvicorn."""
 
-    def __init__(self, app: Any, port: int, *, lifespan: str = "off") -> None:
+    def __init__(
+        self, app: Any, port: int, *, lifespan: Literal["auto", "on", "off"] = "off"
+    ) -> None:
         config = uvicorn.Config(
             app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan
         )

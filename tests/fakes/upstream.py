@@ -12,7 +12,12 @@ Behaviour is programmable per test:
 - ``fail_status``: answer every chat request with this status and an OpenAI error body;
 - ``delay_s``: sleep before answering (for timeout tests); ``stream_chunk_delay_s`` between chunks;
 - ``delay_for``: optional ``callable(body) -> seconds`` to sleep before answering that request;
-- ``embedding_dim`` / ``embeddings_status``: behaviour of ``POST /v1/embeddings``.
+- ``embedding_dim`` / ``embeddings_status``: behaviour of ``POST /v1/embeddings``;
+- ``extra_headers``: headers sent with every answer (rate limits, request ids...).
+
+``POST /v1/responses`` (OpenAI Responses) and ``POST /v1/messages`` (Anthropic Messages) answer
+in their own formats, JSON or SSE (see ``tests/fakes/formats.py``); every request to them and to
+``/v1/embeddings`` is recorded in ``calls`` (path, raw bytes, decoded body, header pairs).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
@@ -32,9 +38,32 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.fakes.formats import (
+    ANTHROPIC_ERROR,
+    OPENAI_ERROR,
+    message_events,
+    message_object,
+    response_events,
+    response_object,
+)
 from tests.fakes.server import ThreadedUvicorn
 
 Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+
+@dataclass
+class Recorded:
+    """One request the fake received: path, raw body, decoded body, header pairs (in order)."""
+
+    path: str
+    raw: bytes
+    body: Any
+    header_pairs: list[tuple[str, str]]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Headers by lower-case name (the last value wins)."""
+        return {k.lower(): v for k, v in self.header_pairs}
 
 
 def free_port() -> int:
@@ -76,6 +105,8 @@ class FakeUpstream:
         self.embeddings_delay_s = 0.0
         self.zero_embeddings = False  # answer all-zero vectors (texts with no known token)
         self.stream_cancelled = threading.Event()
+        self.calls: list[Recorded] = []
+        self.extra_headers: dict[str, str] = {}
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._server: ThreadedUvicorn | None = None
@@ -87,6 +118,8 @@ class FakeUpstream:
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
+                Route("/v1/messages", self._messages, methods=["POST"]),
             ]
         )
 
@@ -95,8 +128,48 @@ class FakeUpstream:
             {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "t"}]}
         )
 
+    async def _record(self, request: Request) -> Any:
+        raw = await request.body()
+        body = json.loads(raw)
+        pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        self.calls.append(Recorded(request.url.path, raw, body, pairs))
+        return body
+
+    async def _responses(self, request: Request) -> Response:
+        return await self._format_answer(await self._record(request), "responses")
+
+    async def _messages(self, request: Request) -> Response:
+        return await self._format_answer(await self._record(request), "messages")
+
+    async def _format_answer(self, body: Any, kind: str) -> Response:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.fail_status is not None:
+            error = ANTHROPIC_ERROR if kind == "messages" else OPENAI_ERROR
+            return JSONResponse(error, status_code=self.fail_status, headers=self.extra_headers)
+        model = body.get("model", "fake-model")
+        if body.get("stream"):
+            make = response_events if kind == "responses" else message_events
+            return StreamingResponse(
+                self._paced(make(model, self.reply_text, self.stream_chunks)),
+                media_type="text/event-stream",
+                headers=self.extra_headers,
+            )
+        make_obj = response_object if kind == "responses" else message_object
+        return JSONResponse(make_obj(model, self.reply_text), headers=self.extra_headers)
+
+    async def _paced(self, events: Iterator[bytes]) -> AsyncIterator[bytes]:
+        try:
+            for event in events:
+                yield event
+                if self.stream_chunk_delay_s:
+                    await asyncio.sleep(self.stream_chunk_delay_s)
+        except (asyncio.CancelledError, GeneratorExit):
+            self.stream_cancelled.set()
+            raise
+
     async def _embeddings(self, request: Request) -> Response:
-        body = await request.json()
+        body = await self._record(request)
         self.embedding_requests.append(body)
         if self.embeddings_delay_s:
             await asyncio.sleep(self.embeddings_delay_s)
@@ -104,6 +177,7 @@ class FakeUpstream:
             return JSONResponse(
                 {"error": {"message": "fake failure", "type": "rate_limit", "code": None}},
                 status_code=self.embeddings_status,
+                headers=self.extra_headers,
             )
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [
@@ -116,7 +190,10 @@ class FakeUpstream:
             }
             for i, t in enumerate(inputs)
         ]
-        return JSONResponse({"object": "list", "data": data, "model": body.get("model", "")})
+        return JSONResponse(
+            {"object": "list", "data": data, "model": body.get("model", "")},
+            headers=self.extra_headers,
+        )
 
     async def _chat(self, request: Request) -> Response:
         raw = await request.body()
@@ -130,8 +207,7 @@ class FakeUpstream:
             await asyncio.sleep(pause)
         if self.fail_status is not None:
             return JSONResponse(
-                {"error": {"message": "upstream exploded", "type": "server_error", "code": "boom"}},
-                status_code=self.fail_status,
+                OPENAI_ERROR, status_code=self.fail_status, headers=self.extra_headers
             )
         if self.responder is not None:
             status, payload = self.responder(body)
@@ -140,7 +216,9 @@ class FakeUpstream:
         if self.mirror:  # answer with the messages received (benchmarks read the injection)
             self.reply_text = json.dumps(body.get("messages", []), ensure_ascii=False)
         if body.get("stream"):
-            return StreamingResponse(self._stream(model), media_type="text/event-stream")
+            return StreamingResponse(
+                self._stream(model), media_type="text/event-stream", headers=self.extra_headers
+            )
         content = self.reply_text
         if self.mirror_model is not None and model == self.mirror_model:
             content = json.dumps(body.get("messages", []), ensure_ascii=False)
@@ -158,7 +236,8 @@ class FakeUpstream:
                     }
                 ],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
+            },
+            headers=self.extra_headers,
         )
 
     async def _stream(self, model: str) -> AsyncIterator[bytes]:
@@ -221,6 +300,9 @@ class FakeUpstream:
         self.embeddings_delay_s = 0.0
         self.zero_embeddings = False
         self.stream_cancelled.clear()
+        self.calls.clear()
+        self.extra_headers = {}
+        self.stream_chunks = 5
 
     def __enter__(self) -> FakeUpstream:
         return self.start()

@@ -1,4 +1,4 @@
-"""``mnemogate sweep`` and ``mnemogate summarize`` as subprocesses: CASES L1-L4 through the CLI."""
+"""``mnemogate sweep`` and ``mnemogate summarize`` as subprocesses: lifecycle rules via the CLI."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def cli(db: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def seed(db: str, fn):  # type: ignore[no-untyped-def]
-    async def go():  # type: ignore[no-untyped-def]
+def seed(db: str, fn):
+    async def go():
         store = await Store.open(db)
         try:
             return await fn(store)

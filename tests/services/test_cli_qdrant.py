@@ -1,5 +1,5 @@
 """``mnemogate sweep`` / ``summarize`` with Qdrant as the vector tier: the deleted memories' points
-leave Qdrant too (issue 7 item 4), and a Qdrant failure parks ``vector_delete`` jobs in the outbox
+leave Qdrant too, and a Qdrant failure parks ``vector_delete`` jobs in the outbox
 for a worker to retry instead of losing them. Qdrant is the fake REST server (real HTTP): the
 CLI runs in its own process, where qdrant-client's local mode would be a different instance.
 """
@@ -71,7 +71,7 @@ def test_cli_summarize_deletes_originals_from_qdrant(
     db = str(tmp_path / "q.db")
     now = time.time()
 
-    async def go(store):  # type: ignore[no-untyped-def]
+    async def go(store):
         return [
             await add(store, text, created=now - 40 * DAY, accesses=1, accessed_at=now - 20 * DAY)
             for text in (
@@ -103,7 +103,7 @@ def test_cli_sweep_parks_the_qdrant_delete_when_qdrant_fails(
     assert payload.memory_ids == [victim]
 
 
-async def _pair(store, now: float) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+async def _pair(store, now: float) -> tuple[int, int]:
     victim = await add(store, "we talked about the zebrafish experiment", created=now - 40 * DAY)
     keep = await add(
         store,

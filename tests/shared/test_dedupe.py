@@ -27,7 +27,7 @@ from shared.dedupe import fact_tokens, is_near_duplicate, jaccard, key_family
             "preference:like:y",
             True,
         ),
-        # like vs dislike never merge (CASES E1), nor always vs never
+        # like vs dislike never merge, nor always vs never
         (
             "User prefers Python",
             "preference:like:python",

@@ -17,13 +17,17 @@ import pytest
 import sqlean
 from msgspec.structs import replace
 
+from shared.engine import build_engine
 from shared.extraction import EXTRACTION_PROMPT, ExtractedFact
-from shared.jobs.context import JobContext, build_detector
+from shared.jobs.context import JobContext
 from shared.jobs.handlers import run_with_retries
 from shared.jobs.payloads import LEARN, LearnPayload, encode_payload
 from shared.learning import LearnResult, is_grounded, learn, sanitise_fact
 from shared.models import Memory
-from shared.settings import load_providers, load_settings
+from shared.retrieval import retention_of
+from shared.runtime import assemble_job_context, in_process_queue
+from shared.runtime_settings import RuntimeSettings
+from shared.settings import load_settings
 from shared.store import Store
 
 EMAIL = "jane.doe@example.com"
@@ -39,18 +43,17 @@ async def make_jc(tmp_path, upstream):
             {}, upstream_base_url=upstream.base_url, upstream_api_key="sk-up", **overrides
         )
         store = await Store.open(settings.db_path)
-        jc = JobContext(
-            settings=settings,
-            store=store,
-            http=httpx.AsyncClient(timeout=10),
-            detector=build_detector(settings.sensitive_custom_patterns),
-            providers=load_providers(settings, {}),
-        )
+        http = httpx.AsyncClient(timeout=10)
+        no_vectors = replace(settings, embedding_source="none")  # learning only, no embed jobs
+        engine = build_engine(no_vectors, store, http, retention_of(settings))
+        live = RuntimeSettings(settings, store.settings)
+        jc = await assemble_job_context(live, store, http, engine, in_process_queue)
         made.append(jc)
         return jc
 
     yield make
     for jc in made:
+        await jc.queue.close()
         await jc.http.aclose()
         await jc.store.close()
 
@@ -174,7 +177,7 @@ async def test_llm_runs_only_after_min_turns_and_covers_earlier_turns(make_jc, u
 
 
 async def test_llm_fact_only_the_assistant_said_is_dropped(make_jc, upstream):
-    """CASES E7 for the LLM extractor: a fact grounded only in the assistant reply is not stored."""
+    """For the LLM extractor: a fact grounded only in the assistant reply is not stored."""
     upstream.responder = llm_reply(
         {"content": '[{"content": "User usually recommends Python", "category": "pattern"}]'}
     )

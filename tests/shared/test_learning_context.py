@@ -9,10 +9,14 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from shared.jobs.context import JobContext, build_detector
+from shared.engine import build_engine
+from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
 from shared.learning import learn, prefix_ids
-from shared.settings import load_providers, load_settings
+from shared.retrieval import retention_of
+from shared.runtime import assemble_job_context, in_process_queue
+from shared.runtime_settings import RuntimeSettings
+from shared.settings import load_settings
 from shared.store import Store
 
 T1 = "The marketing plan needs a new date."
@@ -37,16 +41,14 @@ def request(turns: list[str], replies: list[str], answer: str, **kw: object) -> 
 
 @pytest.fixture
 async def jc(tmp_path) -> AsyncIterator[JobContext]:
-    settings = load_settings({}, db_path=str(tmp_path / "ctx.db"))
+    settings = load_settings({}, db_path=str(tmp_path / "ctx.db"), embedding_source="none")
     store = await Store.open(settings.db_path)
     async with httpx.AsyncClient(timeout=10) as http:
-        yield JobContext(
-            settings=settings,
-            store=store,
-            http=http,
-            detector=build_detector(settings.sensitive_custom_patterns),
-            providers=load_providers(settings, {}),
-        )
+        engine = build_engine(settings, store, http, retention_of(settings))
+        live = RuntimeSettings(settings, store.settings)
+        made = await assemble_job_context(live, store, http, engine, in_process_queue)
+        yield made
+        await made.queue.close()
     await store.close()
 
 

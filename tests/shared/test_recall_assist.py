@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
-from shared.jobs.context import build_detector
 from shared.query_rewrite import REWRITE_ERROR, REWRITE_TIMEOUT, search_text
 from shared.recall_assist import RecallAssist, history_of, reranked_ids, search_query
 from shared.rerank import RERANK_ERROR, RERANK_TIMEOUT, parse_rerank, reranked_order
+from shared.sensitive_patterns import build_detector
 from shared.settings import load_providers, load_settings
 from tests.fakes.rerank import FakeReranker
 

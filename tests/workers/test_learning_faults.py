@@ -19,6 +19,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,7 +43,7 @@ def migrate(db: str) -> None:
     asyncio.run(go())
 
 
-def sql(db: str, query: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+def sql(db: str, query: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
     conn = sqlean.connect(db, isolation_level=None)
     try:
         return [tuple(r) for r in conn.execute(query, params).fetchall()]
@@ -50,7 +51,7 @@ def sql(db: str, query: str, params: tuple[object, ...] = ()) -> list[tuple[obje
         conn.close()
 
 
-def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]
+def wait_until(predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -88,7 +89,7 @@ def test_worker_killed_mid_batch_then_restarted_stores_every_effect_once(
     proc = worker_process(db, job_timeout_s="1")
 
     def stored() -> int:
-        return int(sql(db, "SELECT COUNT(*) FROM memories")[0][0])  # type: ignore[arg-type]
+        return int(sql(db, "SELECT COUNT(*) FROM memories")[0][0])
 
     wait_until(lambda: stored() >= n // 5, what="the batch to start")
     proc.send_signal(signal.SIGKILL)
@@ -244,7 +245,7 @@ def test_worker_retries_transient_failures_and_dead_letters_exhausted_jobs(
 def test_llm_extraction_failure_is_in_the_arq_job_result(
     tmp_path, upstream, redis_url, worker_process
 ):
-    def respond(body):  # type: ignore[no-untyped-def]
+    def respond(body):
         assert body["messages"][0]["content"] == EXTRACTION_PROMPT
         return 200, {"choices": [{"message": {"role": "assistant", "content": "no json here"}}]}
 

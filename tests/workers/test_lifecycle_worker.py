@@ -1,4 +1,4 @@
-"""Lifecycle jobs through a real arq worker process (``mnemogate worker --burst``): CASES L1-L4."""
+"""Lifecycle jobs through a real arq worker process (``mnemogate worker --burst``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from shared.jobs.payloads import (
 )
 from shared.jobs.queue import job_deserializer, job_serializer
 from shared.store import Store
-from shared.store.lifecycle import RELEVANCE_DECAYED_AT
+from shared.store.memories.lifecycle import RELEVANCE_DECAYED_AT
 from tests.harness import TEST_QUEUE_NAME
 from tests.lifecycle_seed import DAY, add, ids, query, seed_cases
 
@@ -55,13 +55,13 @@ async def result(redis_url: str, job_id: str) -> Any:
         await pool.aclose()
 
 
-def drain(worker_process, db: str, **env: str) -> None:  # type: ignore[no-untyped-def]
+def drain(worker_process, db: str, **env: str) -> None:
     # no scheduled sweep: a cron run at minute 7 would scan rows these tests count on
     proc = worker_process(db, "--burst", lifecycle_schedule="false", **env)
     assert proc.wait(timeout=60) == 0
 
 
-async def test_l1_to_l3_sweep_job_in_worker(tmp_path: Path, redis_url: str, worker_process) -> None:  # type: ignore[no-untyped-def]
+async def test_l1_to_l3_sweep_job_in_worker(tmp_path: Path, redis_url: str, worker_process) -> None:
     db = str(tmp_path / "w.db")
     store = await Store.open(db)
     case = await seed_cases(store, time.time())
@@ -84,7 +84,7 @@ async def test_l1_to_l3_sweep_job_in_worker(tmp_path: Path, redis_url: str, work
 
 async def test_l4_progress_survives_worker_restarts(
     tmp_path: Path, redis_url: str, worker_process
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     db = str(tmp_path / "w.db")
     now = time.time()
     store = await Store.open(db)

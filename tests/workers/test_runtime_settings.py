@@ -31,7 +31,7 @@ async def _noop(store: Store) -> None:
     return None
 
 
-def test_worker_applies_capture_turns_change_without_restart(  # type: ignore[no-untyped-def]
+def test_worker_applies_capture_turns_change_without_restart(
     gateway_factory, upstream, redis_url, worker_process, tmp_path
 ) -> None:
     db = str(tmp_path / "settings.db")
@@ -91,7 +91,7 @@ async def _exercise_refresh(path: str) -> None:
         await store.close()
 
 
-def test_refresh_is_rate_limited_and_versioned(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_refresh_is_rate_limited_and_versioned(tmp_path) -> None:
     asyncio.run(_exercise_refresh(str(tmp_path / "rs.db")))
 
 
@@ -113,5 +113,5 @@ async def _concurrent_callers(path: str) -> None:
         await store.close()
 
 
-def test_concurrent_refreshes_never_return_stale_settings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_refreshes_never_return_stale_settings(tmp_path) -> None:
     asyncio.run(_concurrent_callers(str(tmp_path / "cc.db")))

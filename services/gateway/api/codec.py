@@ -12,8 +12,8 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from services.gateway.api.access import state_of
 from services.gateway.body import read_body
+from services.gateway.state import state_of
 from shared.errors import InvalidRequest
 
 T = TypeVar("T")
@@ -42,8 +42,9 @@ async def decode_body(request: Request, type_: type[T]) -> T:
 
 
 def decode_query(request: Request, type_: type[T]) -> T:
-    """The query string of ``request`` converted to ``type_`` (strings → ints/bools; repeated
-    parameters keep the last value).
+    """The query string of ``request`` converted to ``type_``.
+
+    (strings → ints/bools; repeated parameters keep the last value).
 
     Raises:
         InvalidRequest: an unknown parameter or a value of the wrong type.

@@ -1,9 +1,9 @@
-"""Management parts of the gateway lifespan: runtime settings refresh and the MCP session manager.
+"""Runtime-settings parts of the gateway lifespan: the refresh loop and the MCP session manager.
 
-:func:`management_lifespan` loads the runtime settings overrides, applies them to the gateway
-state and its job context, keeps them fresh with a background loop (every
-``settings_refresh_s`` seconds: one version read, the row only when it changed), and runs the MCP
-server's Streamable HTTP session manager.
+:func:`management_lifespan` keeps the runtime settings fresh with a background loop (every
+``settings_refresh_s`` seconds: one version read, the row only when it changed; a new version
+replaces the one immutable snapshot that every handler reads) and runs the MCP server's
+Streamable HTTP session manager.
 """
 
 from __future__ import annotations
@@ -14,25 +14,11 @@ import logging
 from collections.abc import AsyncIterator
 
 from services.gateway.mcp_server import McpGateway
-from services.gateway.state import GatewayState
 from shared.errors import StoreError
-from shared.jobs.context import build_detector
 from shared.runtime_settings import RuntimeSettings
-from shared.settings import Settings
 
 log = logging.getLogger("mnemogate.gateway")
 MIN_REFRESH_SLEEP_S = 0.05
-
-
-def _apply_to(state: GatewayState) -> None:
-    def apply(settings: Settings) -> None:
-        if settings.sensitive_custom_patterns != state.settings.sensitive_custom_patterns:
-            state.jobs.detector = build_detector(settings.sensitive_custom_patterns)
-        state.settings = settings
-        state.jobs.settings = settings
-
-    assert state.runtime is not None
-    state.runtime.on_change.append(apply)
 
 
 async def _refresh_loop(runtime: RuntimeSettings) -> None:
@@ -45,25 +31,12 @@ async def _refresh_loop(runtime: RuntimeSettings) -> None:
 
 
 @contextlib.asynccontextmanager
-async def management_lifespan(state: GatewayState, mcp: McpGateway) -> AsyncIterator[None]:
-    """Runtime settings (loaded, applied, refreshed) and the MCP session manager, for the
-    duration of the application.
+async def management_lifespan(live: RuntimeSettings, mcp: McpGateway) -> AsyncIterator[None]:
+    """The runtime settings refresh loop and the MCP session manager.
 
-    Never fails on the settings row: if it cannot be read at start-up, the environment settings
-    are served until a later refresh succeeds.
+    For the duration of the application (the overrides were loaded when the runtime was built).
     """
-    runtime = RuntimeSettings(state.settings, state.store.settings)
-    runtime.validators.append(lambda s: build_detector(s.sensitive_custom_patterns))
-    state.runtime = runtime
-    state.jobs.runtime = runtime
-    _apply_to(state)
-    try:
-        await runtime.refresh(force=True)
-    except StoreError:
-        # e.g. worker mode before `mnemogate migrate`: serve with the environment settings,
-        # the refresh loop retries every period.
-        log.exception("runtime settings not loaded at start-up; using environment settings")
-    task = asyncio.create_task(_refresh_loop(runtime))
+    task = asyncio.create_task(_refresh_loop(live))
     try:
         async with mcp.run():
             yield

@@ -1,5 +1,9 @@
-"""``/api/memory`` handlers: list, create, get, update, delete, bulk delete, export, import,
-search preview and stats. Each decodes, calls one :mod:`shared.management` function, encodes."""
+"""``/api/memory`` handlers.
+
+List, create, get, update, delete, bulk delete, export, import, search preview and stats. Each
+decodes, calls one function of the memory domain (:mod:`shared.memory_crud`,
+:mod:`shared.export_import`, :mod:`shared.search_preview`, :mod:`shared.memory_stats`), encodes.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,21 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from services.gateway.api.access import principal_of, state_of
+from services.gateway.api.authorization import principal_of
 from services.gateway.api.codec import decode_body, decode_query, json_response
-from shared import management
+from services.gateway.state import state_of
+from shared import export_import, memory_crud
+from shared import memory_stats as stats
 from shared.errors import InvalidRequest, PayloadTooLarge
-from shared.management import (
+from shared.explained_preview import explained_preview
+from shared.memory_api import (
     BulkDelete,
     ExportQuery,
     ListQuery,
     MemoryCreate,
-    MemoryUpdate,
     SearchPreview,
 )
+from shared.models import MemoryChanges
 
 IMPORT_MAX_LINE_BYTES = 1 << 20
 
@@ -37,7 +44,7 @@ async def list_memories(request: Request) -> Response:
     """``GET /api/memory`` → ``{"items": [memory], "total", "limit", "offset"}``."""
     principal = await principal_of(request)
     query = decode_query(request, ListQuery)
-    page = await management.list_memories(state_of(request).store, principal, query)
+    page = await memory_crud.list_memories(state_of(request).store, principal, query)
     return json_response(page)
 
 
@@ -46,7 +53,7 @@ async def create_memory(request: Request) -> Response:
     principal = await principal_of(request)
     body = await decode_body(request, MemoryCreate)
     state = state_of(request)
-    memory, created = await management.create_memory(
+    memory, created = await memory_crud.create_memory(
         state.store, state.queue, principal, body, time.time(), state.redactor()
     )
     return json_response(memory, 201 if created else 200)
@@ -55,7 +62,7 @@ async def create_memory(request: Request) -> Response:
 async def get_memory(request: Request) -> Response:
     """``GET /api/memory/{id}`` → the memory, or 404."""
     principal = await principal_of(request)
-    memory = await management.get_memory(
+    memory = await memory_crud.get_memory(
         state_of(request).store, principal, request.path_params["id"]
     )
     return json_response(memory)
@@ -64,9 +71,9 @@ async def get_memory(request: Request) -> Response:
 async def update_memory(request: Request) -> Response:
     """``PATCH /api/memory/{id}`` → the updated memory."""
     principal = await principal_of(request)
-    body = await decode_body(request, MemoryUpdate)
+    body = await decode_body(request, MemoryChanges)
     state = state_of(request)
-    memory = await management.update_memory(
+    memory = await memory_crud.update_memory(
         state.store,
         state.queue,
         principal,
@@ -82,7 +89,7 @@ async def delete_memory(request: Request) -> Response:
     """``DELETE /api/memory/{id}`` → ``{"deleted": memory}``."""
     principal = await principal_of(request)
     state = state_of(request)
-    memory = await management.delete_memory(
+    memory = await memory_crud.delete_memory(
         state.store, principal, request.path_params["id"], queue=state.queue
     )
     return json_response({"deleted": memory})
@@ -93,7 +100,7 @@ async def bulk_delete(request: Request) -> Response:
     principal = await principal_of(request)
     body = await decode_body(request, BulkDelete)
     state = state_of(request)
-    result = await management.bulk_delete(state.store, principal, body, queue=state.queue)
+    result = await memory_crud.bulk_delete(state.store, principal, body, queue=state.queue)
     return json_response(result)
 
 
@@ -110,16 +117,16 @@ async def export_memories(request: Request) -> Response:
             "(page with GET /api/memory)"
         )
     query = decode_query(request, ExportQuery)
-    flt = management.export_filter(principal, query)
+    flt = export_import.export_filter(principal, query)
     return StreamingResponse(
-        management.export_lines(state_of(request).store, flt),
+        export_import.export_lines(state_of(request).store, flt),
         media_type="application/x-ndjson",
         headers={"content-disposition": 'attachment; filename="memories.jsonl"'},
     )
 
 
 async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
-    """Lines of the streamed body (no ``\\n``), refusing a total above ``limit`` bytes."""
+    r"""Lines of the streamed body (no ``\n``), refusing a total above ``limit`` bytes."""
     buffer = b""
     size = 0
     async for chunk in request.stream():
@@ -139,21 +146,32 @@ async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def import_memories(request: Request) -> Response:
     """``POST /api/memory/import`` (JSON Lines body) → ``{"written", "skipped", "lines"}``.
 
-    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole)."""
+    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole).
+    """
     principal = await principal_of(request)
     state = state_of(request)
     lines = _lines(request, state.settings.max_body_bytes * 256)
-    result = await management.import_lines(state.store, state.queue, principal, lines)
+    result = await export_import.import_lines(state.store, state.queue, principal, lines)
     return json_response(result)
 
 
 async def search_preview(request: Request) -> Response:
-    """``POST /api/memory/search-preview`` → ranked memories with score, tier and tokens."""
+    """``POST /api/memory/search-preview`` → what recall would inject, explained.
+
+    Ranked memories with score, tier, tokens and per-leg ranks, the block text and (``explain``)
+    the dropped candidates.
+    """
     principal = await principal_of(request)
     body = await decode_body(request, SearchPreview)
     state = state_of(request)
-    result = await management.search_preview(
-        state.store, state.settings, principal, body, time.time()
+    result = await explained_preview(
+        state.store,
+        state.settings,
+        principal,
+        body,
+        time.time(),
+        state.jobs.engine,
+        state.redactor(),
     )
     return json_response(result)
 
@@ -162,7 +180,7 @@ async def memory_stats(request: Request) -> Response:
     """``GET /api/memory/stats`` → counts by type/category, tokens stored, event totals."""
     principal = await principal_of(request)
     query = decode_query(request, StatsQuery)
-    result = await management.memory_stats(
+    result = await stats.memory_stats(
         state_of(request).store, principal, query.owner_id, query.days, time.time()
     )
     return json_response(result)

@@ -14,29 +14,31 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from services.gateway.api import control
 from services.gateway.api.codec import json_response
-from shared.management import (
+from shared.event_log import EventPage, EventQuery
+from shared.memory_api import (
     BulkDelete,
     ExportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
     MemoryPage,
-    MemoryUpdate,
     MemoryView,
     PreviewResult,
     ReindexRequest,
     SearchPreview,
     SummarizeRequest,
 )
-from shared.store.management import ImportRow
+from shared.models import MemoryChanges
+from shared.store.memories.export_import import ImportRow
 
 REF = "#/components/schemas/{name}"
 STRUCTS: tuple[type[msgspec.Struct], ...] = (
     MemoryView,
     MemoryPage,
     MemoryCreate,
-    MemoryUpdate,
+    MemoryChanges,
     BulkDelete,
     SearchPreview,
     PreviewResult,
@@ -46,6 +48,9 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ImportRow,
     ListQuery,
     ExportQuery,
+    EventQuery,
+    EventPage,
+    *control.SCHEMA_STRUCTS,
 )
 
 _OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -235,7 +240,7 @@ OPERATIONS: tuple[Op, ...] = (
         path="/api/memory/{id}",
         method="patch",
         summary="Update content, type, category, key, metadata, expiry (re-embeds if needed)",
-        body="MemoryUpdate",
+        body="MemoryChanges",
         response="MemoryView",
         path_id=True,
     ),
@@ -281,6 +286,17 @@ OPERATIONS: tuple[Op, ...] = (
         body="SettingsPatch",
         response="SettingsView",
     ),
+    Op(
+        path="/api/events",
+        method="get",
+        summary=(
+            "Events timeline, newest first (learning, injections, forgets, evictions, dead "
+            "letters, settings changes); a client key reads its own owner's only"
+        ),
+        response="EventPage",
+        query="EventQuery",
+    ),
+    *(Op(**spec) for spec in control.OPERATIONS),
 )
 
 _ERRORS = {
@@ -298,6 +314,50 @@ def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _operation(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI operation object of ``op`` (``schemas``: the components, for query params)."""
+    operation: dict[str, Any] = {
+        "summary": op.summary,
+        "operationId": f"{op.method}_{op.path.strip('/').replace('/', '_')}".replace("{", "")
+        .replace("}", "")
+        .replace("-", "_")
+        .replace(".", "_"),
+        "responses": {},
+    }
+    params: list[dict[str, Any]] = []
+    if op.path_id:
+        params.append({"name": "id", "in": "path", "required": True, "schema": {"type": "string"}})
+    if op.query is not None:
+        params.extend(_query_parameters(schemas[op.query]))
+    if params:
+        operation["parameters"] = params
+    if op.body is not None:
+        operation["requestBody"] = {
+            "required": op.method != "post" or op.body not in {"ReindexRequest"},
+            "content": {op.body_media: {"schema": _ref(op.body)}},
+        }
+    if op.response is not None:
+        operation["responses"][str(op.status)] = {
+            "description": "Success",
+            "content": {op.response_media: {"schema": _ref(op.response)}},
+        }
+    else:
+        operation["responses"][str(op.status)] = {
+            "description": "Success",
+            "content": {"application/json": {"schema": _OBJECT}},
+        }
+    if op.path == "/api/memory" and op.method == "post":
+        operation["responses"]["200"] = {
+            "description": "Updated the memory with the same key",
+            "content": _json("MemoryView"),
+        }
+    if not op.public:
+        operation["security"] = [{"bearerAuth": []}]
+        for status, (text, schema) in _ERRORS.items():
+            operation["responses"][status] = {"description": text, "content": _json(schema)}
+    return operation
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     """The whole OpenAPI 3.1 document (built once per process)."""
@@ -307,48 +367,7 @@ def openapi_document() -> dict[str, Any]:
     schemas = {**components, **EXTRA_SCHEMAS}
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
-        operation: dict[str, Any] = {
-            "summary": op.summary,
-            "operationId": f"{op.method}_{op.path.strip('/').replace('/', '_')}".replace("{", "")
-            .replace("}", "")
-            .replace("-", "_")
-            .replace(".", "_"),
-            "responses": {},
-        }
-        params: list[dict[str, Any]] = []
-        if op.path_id:
-            params.append(
-                {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
-            )
-        if op.query is not None:
-            params.extend(_query_parameters(schemas[op.query]))
-        if params:
-            operation["parameters"] = params
-        if op.body is not None:
-            operation["requestBody"] = {
-                "required": op.method != "post" or op.body not in {"ReindexRequest"},
-                "content": {op.body_media: {"schema": _ref(op.body)}},
-            }
-        if op.response is not None:
-            operation["responses"][str(op.status)] = {
-                "description": "Success",
-                "content": {op.response_media: {"schema": _ref(op.response)}},
-            }
-        else:
-            operation["responses"][str(op.status)] = {
-                "description": "Success",
-                "content": {"application/json": {"schema": _OBJECT}},
-            }
-        if op.path == "/api/memory" and op.method == "post":
-            operation["responses"]["200"] = {
-                "description": "Updated the memory with the same key",
-                "content": _json("MemoryView"),
-            }
-        if not op.public:
-            operation["security"] = [{"bearerAuth": []}]
-            for status, (text, schema) in _ERRORS.items():
-                operation["responses"][status] = {"description": text, "content": _json(schema)}
-        paths.setdefault(op.path, {})[op.method] = operation
+        paths.setdefault(op.path, {})[op.method] = _operation(op, schemas)
     return {
         "openapi": "3.1.0",
         "info": {

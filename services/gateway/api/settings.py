@@ -13,34 +13,34 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from services.gateway.api.access import require_admin, state_of
+from services.gateway.api.authorization import require_admin
 from services.gateway.api.codec import decode_body, json_response
-from shared.errors import StoreError
-from shared.runtime_settings import RuntimeSettings
-
-
-def runtime_of(request: Request) -> RuntimeSettings:
-    """The process's runtime settings holder (built by the lifespan)."""
-    runtime = state_of(request).runtime
-    if runtime is None:
-        raise StoreError("runtime settings are not loaded")
-    return runtime
+from services.gateway.state import state_of
 
 
 async def get_settings(request: Request) -> Response:
-    """``GET /api/settings`` → ``{"version", "updated_at", "settings", "overrides",
-    "immutable", "secret", "refresh_s"}`` (secrets masked)."""
+    """``GET /api/settings`` → the runtime settings view (secrets masked).
+
+    Keys: ``version``, ``updated_at``, ``settings``, ``overrides``, ``immutable``, ``secret``,
+    ``refresh_s``.
+    """
     await require_admin(request)
-    runtime = runtime_of(request)
+    runtime = state_of(request).runtime.live
     await runtime.refresh(force=True)
     return json_response(runtime.view())
 
 
 async def put_settings(request: Request) -> Response:
-    """``PUT /api/settings`` with ``{field: value | null}`` → the new view (400 on an unknown,
-    immutable, mistyped or out-of-range field)."""
+    """``PUT /api/settings`` with ``{field: value | null}`` → the new view.
+
+    (400 on an unknown, immutable, mistyped or out-of-range field).
+    """
     await require_admin(request)
     patch = await decode_body(request, dict[str, Any])
-    runtime = runtime_of(request)
+    runtime = state_of(request).runtime.live
     await runtime.update(patch)
+    # the timeline shows which fields changed, never their values (some are secrets)
+    await state_of(request).store.events.record(
+        "settings_change", "system", detail={"fields": sorted(patch)}
+    )
     return json_response(runtime.view())

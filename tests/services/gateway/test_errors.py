@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -150,7 +151,7 @@ def test_upstream_error_status_and_body_are_preserved(gateway, upstream, key, st
     assert resp.status_code == 500
     assert resp.json()["error"]["code"] == "boom"
     upstream.fail_status = None
-    # a later successful request is learned, the failed one never is (CASES S1)
+    # a later successful request is learned, the failed one never is
     ok = {"model": "m", "messages": [{"role": "user", "content": "I prefer TypeScript"}]}
     assert post(gateway, secret, json=ok).status_code == 200
     items = gateway.wait_for_memories(lambda ms: any("TypeScript" in m.content for m in ms))
@@ -159,7 +160,7 @@ def test_upstream_error_status_and_body_are_preserved(gateway, upstream, key, st
 
 def test_unknown_fields_pass_through_untouched(gateway, upstream, key):
     _, secret = key
-    body = {
+    body: dict[str, Any] = {
         "model": "m",
         "messages": [{"role": "user", "content": "hello", "x_custom": {"a": [1, 2]}}],
         "temperature": 0.25,
@@ -167,7 +168,7 @@ def test_unknown_fields_pass_through_untouched(gateway, upstream, key):
         "vendor_extension": {"nested": True, "list": [1, "two", None]},
     }
     assert post(gateway, secret, json=body).status_code == 200
-    got = upstream.requests[-1]
+    got: dict[str, Any] = upstream.requests[-1]
     assert got["temperature"] == 0.25
     assert got["logit_bias"] == {"50256": -100}
     assert got["vendor_extension"] == body["vendor_extension"]

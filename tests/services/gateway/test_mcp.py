@@ -29,7 +29,7 @@ async def _call(client: Client, tool: str, args: dict[str, Any]) -> tuple[bool, 
 
 
 @pytest.fixture
-def gw(gateway_factory) -> GatewayHarness:  # type: ignore[no-untyped-def]
+def gw(gateway_factory) -> GatewayHarness:
     return gateway_factory()
 
 
@@ -46,6 +46,7 @@ def test_tools_listed_without_owner_arguments(gw: GatewayHarness) -> None:
                 "memory_list",
                 "memory_delete",
                 "memory_clear",
+                "memory_forget",
             }
             for tool in tools:
                 props = set(tool.input_schema.get("properties", {}))

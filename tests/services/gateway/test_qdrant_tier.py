@@ -1,4 +1,4 @@
-"""Qdrant as the vector tier through a live gateway (issue 6 acceptance 2-3, issue 7 item 4).
+"""Qdrant as the vector tier through a live gateway (dual-write, fallback, deletes by any path).
 
 Embedded-mode gateways (jobs run in the gateway process) with remote embeddings from the fake
 upstream (``/v1/embeddings``: hashed bag-of-words vectors). Qdrant is either qdrant-client's local
@@ -21,8 +21,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from services.gateway.state import state_of_app
 from shared.models import NewMemory
-from shared.vectors.qdrant import QdrantVectorIndex
+from shared.vector_index.qdrant import QdrantVectorIndex
 from tests.fakes.qdrant import FakeQdrant
 from tests.harness import GatewayHarness, run_sync
 from tests.lifecycle_seed import DAY, fts_rows, ids, query
@@ -82,7 +83,7 @@ def wait_until(cond: Callable[[], bool], what: str, timeout_s: float = 15.0) -> 
 
 
 def local_qdrant(gw: GatewayHarness) -> QdrantVectorIndex:
-    engine = gw.app.state.gateway.jobs.engine
+    engine = state_of_app(gw.app).runtime.engine
     assert isinstance(engine.qdrant, QdrantVectorIndex)
     return engine.qdrant
 

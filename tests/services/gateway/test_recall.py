@@ -1,4 +1,4 @@
-"""Recall through the real HTTP path: CASES R1-R9 (keyword tier), strategies, provider quirks,
+"""Recall through the real HTTP path: the keyword tier, strategies, provider quirks,
 time budget and degradation."""
 
 from __future__ import annotations
@@ -285,7 +285,9 @@ def test_store_failure_degrades_and_proxies_unchanged(gateway, upstream, key):
     seed(gateway, key_id, "User prefers TypeScript")
 
     async def break_fts(store):
+        # the keyword index reads the store's change feed and rows; the FTS5 tier the table
         await store.writer.execute("DROP TABLE memory_fts")
+        await store.writer.execute("DROP TABLE memory_changes")
 
     gateway.with_store(break_fts)
     msgs = [{"role": "user", "content": "Which language do I prefer?"}]

@@ -1,5 +1,6 @@
-"""Streaming through a real uvicorn gateway: chunk-by-chunk relay and client disconnects
-(CASES S3). httpx's ASGI transport buffers whole responses, so these use real sockets."""
+"""Streaming through a real uvicorn gateway: chunk-by-chunk relay and client disconnects.
+
+httpx's ASGI transport buffers whole responses, so these use real sockets."""
 
 from __future__ import annotations
 

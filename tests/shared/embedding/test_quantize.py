@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from shared.vectors.quantize import (
+from shared.vector_index.quantize import (
     Int8Scales,
     dequantize_int8,
     fit_int8_scales,

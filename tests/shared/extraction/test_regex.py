@@ -1,4 +1,4 @@
-"""Tests for the regex fact extractor (CASES E1–E8, DESIGN §7 extraction faults)."""
+"""Tests for the regex fact extractor (the behaviours of ``docs/ARCHITECTURE.md`` "Learning")."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def facts_of(text: str) -> list[tuple[str, str]]:
     return [(f.key, f.content) for f in extract_facts(text)]
 
 
-# ---- CASES E1–E8 ------------------------------------------------------------------------------
+# ---- learning behaviours --------------------------------------------------------------------
 
 
 def test_e1_four_facts_like_and_dislike_kept_apart() -> None:

@@ -134,7 +134,7 @@ def test_decay_factor(unused_days: float, half_life_days: float, expected: float
 
 
 def test_decay_composes_exactly_whatever_the_schedule() -> None:
-    """Catch-up after downtime equals daily runs (CASES L4): the factor is multiplicative."""
+    """Catch-up after downtime equals daily runs: the factor is multiplicative."""
     half = 30 * DAY_S
     used = NOW - 100 * DAY_S
     daily = 1.0

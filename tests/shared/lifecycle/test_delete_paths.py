@@ -1,5 +1,5 @@
 """Deleting a memory by any path leaves no FTS5 row, no sqlite-vec row and no Qdrant point
-(issue 7, item 4; issue 6 "delete on memory delete").
+(see "Lifecycle" in ``docs/ARCHITECTURE.md``).
 
 The vector tiers are real: ``vec_memories`` is built by :meth:`SqliteVecIndex.ensure` and Qdrant is
 qdrant-client's local mode, both behind a real :class:`Engine`. The lifecycle paths run through
@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 from shared.engine import Engine, record_of
-from shared.jobs.context import JobContext
 from shared.jobs.handlers import execute
 from shared.jobs.payloads import (
     SUMMARIZE,
@@ -30,11 +29,12 @@ from shared.jobs.payloads import (
     encode_payload,
 )
 from shared.jobs.vector_sync import delete_vectors
-from shared.sensitive import SensitiveDetector
+from shared.runtime import assemble_job_context, in_process_queue
+from shared.runtime_settings import RuntimeSettings
 from shared.settings import load_settings
 from shared.store import Store
-from shared.store.vectors import SqliteVecIndex
-from shared.vectors.qdrant import QdrantVectorIndex, make_qdrant_index
+from shared.store.sqlite_vec import SqliteVecIndex
+from shared.vector_index.qdrant import QdrantVectorIndex, make_qdrant_index
 from tests.lifecycle_seed import DAY, add, fts_matches, fts_rows, ids, query
 
 PATHS = ["store_delete", "sweep", "capacity", "summarize"]
@@ -91,14 +91,8 @@ async def delete_by(tmp_path: Path, path: str) -> tuple[str, int, int, set[int]]
         settings = load_settings({}, db_path=db)
         if path == "capacity":
             settings = load_settings({}, db_path=db, max_memories_per_owner=1)
-        jc = JobContext(
-            settings=settings,
-            store=store,
-            http=http,
-            detector=SensitiveDetector(),
-            providers={},
-            engine=engine,
-        )
+        live = RuntimeSettings(settings, store.settings)
+        jc = await assemble_job_context(live, store, http, engine, in_process_queue)
         if path == "store_delete":
             memory = found[victim]
             await store.writes.delete(memory.public_id)
@@ -173,14 +167,8 @@ async def test_vector_delete_skips_a_reused_rowid(tmp_path: Path) -> None:
         assert second == first  # the rowid came back
         memory = (await store.memories.get_many([second]))[second]
         await qdrant.upsert([record_of(memory, np.eye(DIM, dtype=np.float32)[0])])
-        jc = JobContext(
-            settings=load_settings({}, db_path=db),
-            store=store,
-            http=http,
-            detector=SensitiveDetector(),
-            providers={},
-            engine=engine,
-        )
+        live = RuntimeSettings(load_settings({}, db_path=db), store.settings)
+        jc = await assemble_job_context(live, store, http, engine, in_process_queue)
         payload = VectorDeletePayload(memory_ids=[first], requested_at=now)
         assert await delete_vectors(jc, payload) == {"deleted": 0, "skipped_live": 1}
         assert await qdrant_ids(qdrant) == {second}

@@ -1,4 +1,7 @@
-"""Sweep over a real migrated SQLite store: CASES L1-L4, cursor, dry run, capacity, hooks."""
+"""Sweep over a real migrated SQLite store.
+
+Decay, expiry, immunity, resumption, cursor, dry run, capacity, hooks.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.sweep import sweep
 from shared.settings import Settings, load_settings
 from shared.store import Store
-from shared.store.lifecycle import RELEVANCE_DECAYED_AT, SWEEP_CURSOR
-from shared.store.vectors import SqliteVecIndex
+from shared.store.memories.lifecycle import RELEVANCE_DECAYED_AT, SWEEP_CURSOR
+from shared.store.sqlite_vec import SqliteVecIndex
 from tests.lifecycle_seed import DAY, add, fts_rows, ids, query, seed_cases
 
 

@@ -95,12 +95,12 @@ async def reference(store: Store, who: Scope, now: float) -> set[int]:
     return {int(r[0]) for r in rows}
 
 
-async def engine_ids(index, who: Scope, now: float) -> set[int]:  # type: ignore[no-untyped-def]
+async def engine_ids(index, who: Scope, now: float) -> set[int]:
     hits = await index.search(who, "marker", limit=1000, now=now, retention=RETENTION)
     return {m.id for m, _ in hits}
 
 
-async def check(before: list, after: list, scopes: list[Scope], now: float) -> None:  # type: ignore[type-arg]
+async def check(before: list, after: list, scopes: list[Scope], now: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(str(Path(tmp) / "p.db"))
         config = load_settings({}, db_path=str(Path(tmp) / "p.db"), recall_freshness_ms=0)
@@ -128,5 +128,5 @@ async def check(before: list, after: list, scopes: list[Scope], now: float) -> N
     scopes=st.lists(scope, min_size=1, max_size=4),
     now=clock,
 )
-def test_engine_sees_exactly_what_sql_sees(before, after, scopes, now) -> None:  # type: ignore[no-untyped-def]
+def test_engine_sees_exactly_what_sql_sees(before, after, scopes, now) -> None:
     asyncio.run(check(before, after, scopes, now))

@@ -105,7 +105,7 @@ async def test_list_filters_and_pagination(store):
 
 
 TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=60
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=60
 )
 
 

@@ -37,7 +37,7 @@ def client(base_url: str, token: str | None) -> httpx.Client:
 
 
 @pytest.fixture
-def api(gateway_factory) -> Iterator[Api]:  # type: ignore[no-untyped-def]
+def api(gateway_factory) -> Iterator[Api]:
     gw: GatewayHarness = gateway_factory(admin_token=ADMIN_TOKEN)
     tenants = []
     for name in ("a", "b"):

@@ -4,17 +4,19 @@ times are reproduced, every row is marked for the vector tier rebuild, and impor
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 
 from shared.models import NewMemory
 from shared.store import Store
-from shared.store.management import ImportRow, MemoryFilter
+from shared.store.memories.admin import MemoryFilter
+from shared.store.memories.export_import import ImportRow
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, client
 
 N = 10_000
 
 
-def _seed(store: Store, owners: list[str]) -> None:
+def _seed(store: Store, owners: list[str]) -> Awaitable[None]:
     async def go() -> None:
         for i in range(N):
             await store.writes.upsert(
@@ -32,10 +34,10 @@ def _seed(store: Store, owners: list[str]) -> None:
                 now=1.7e9 + i,
             )
 
-    return go()  # type: ignore[return-value]
+    return go()
 
 
-def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> None:
     src: GatewayHarness = gateway_factory(
         admin_token=ADMIN_TOKEN, db_path=str(tmp_path / "a.db"), embedding_source="none"
     )
@@ -63,9 +65,9 @@ def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> No
     assert r.status_code == 200, r.text
     assert r.json() == {"written": N, "skipped": 0, "lines": N}
 
-    async def all_rows(store: Store) -> list:  # type: ignore[type-arg]
+    async def all_rows(store: Store) -> list:
         rows = []
-        async for batch in store.management.batches(MemoryFilter(owners=None)):
+        async for batch in store.exports.batches(MemoryFilter(owners=None)):
             rows.extend(batch)
         return rows
 
@@ -93,7 +95,7 @@ def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> No
     assert dst_admin.get(f"/api/memory/{again['id']}").json()["content"] == again["content"]
 
 
-def test_client_export_is_own_and_import_rejects_bad_lines(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+def test_client_export_is_own_and_import_rejects_bad_lines(gateway_factory) -> None:
     gw: GatewayHarness = gateway_factory(admin_token=ADMIN_TOKEN)
     _, secret = gw.create_key("a")
     http = client(gw.base_url, secret)
@@ -120,7 +122,7 @@ def test_client_export_is_own_and_import_rejects_bad_lines(gateway_factory) -> N
     assert http.post("/api/memory/import", content=global_line.encode()).status_code == 403
 
 
-def test_import_is_embedded_by_a_real_worker(  # type: ignore[no-untyped-def]
+def test_import_is_embedded_by_a_real_worker(
     gateway_factory, upstream, redis_url, worker_process, tmp_path
 ) -> None:
     """The vector tier of imported memories is rebuilt by the worker (reindex job → embed)."""

@@ -53,6 +53,6 @@ def test_key_b_cannot_touch_key_a(api: Api) -> None:
     assert api.admin.get(f"/api/memory/{mid}").json()["owner_id"] == a.key_id
 
 
-def _export_row(mem: dict) -> dict:  # type: ignore[type-arg]
+def _export_row(mem: dict) -> dict:
     drop = {"needs_reindex"}
     return {k: v for k, v in mem.items() if k not in drop}

@@ -7,7 +7,7 @@ from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, Api, client
 
 
-def add(http, content: str, **fields: object) -> dict:  # type: ignore[no-untyped-def]
+def add(http, content: str, **fields: object) -> dict:
     r = http.post("/api/memory", json={"content": content, **fields})
     assert r.status_code in (200, 201), r.text
     return r.json()
@@ -86,7 +86,7 @@ def test_bulk_delete_with_dry_run(api: Api) -> None:
     assert r.json()["matched"] == 2
 
 
-def _is_error(r, status: int) -> bool:  # type: ignore[no-untyped-def]
+def _is_error(r, status: int) -> bool:
     return r.status_code == status and set(r.json()["error"]) == {"message", "type", "code"}
 
 
@@ -148,9 +148,12 @@ def test_search_preview_uses_recall(api: Api) -> None:
     )
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["tier"] == "fts5" and body["budget"] == 500
+    # the preview runs recall with the gateway's engine, as a chat request does
+    assert body["tier"] == "hybrid" and body["budget"] == 500
     assert [i["memory"]["id"] for i in body["items"]] == [tea["id"]]
     item = body["items"][0]
+    assert item["keyword_rank"] == 1 and item["vector_rank"] is not None
+    assert "I like green tea in the morning" in body["block"] and body["dropped"] is None
     assert item["tokens"] > 0 and item["score"] is not None and item["rank"] == 1
     assert body["tokens_used"] == item["tokens"]
     r = api.a.http.post("/api/memory/search-preview", json={"query": "tea", "budget": 0})
@@ -223,7 +226,7 @@ def test_auth_rules(api: Api) -> None:
     assert api.anonymous.get("/api/settings").status_code == 401
 
 
-def test_no_admin_token_means_admin_off(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+def test_no_admin_token_means_admin_off(gateway_factory) -> None:
     gw: GatewayHarness = gateway_factory()
     _, secret = gw.create_key("a")
     for token in ("", ADMIN_TOKEN):

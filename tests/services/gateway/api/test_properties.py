@@ -80,7 +80,7 @@ IDS = st.text(max_size=20).filter(
     mid=IDS,
     real_id=st.sampled_from([None, "a", "b", "global"]),
 )
-def test_no_server_errors(  # type: ignore[no-untyped-def]
+def test_no_server_errors(
     api, op_index: int, who: str, body: Any, query: dict[str, str], mid: str, real_id: str | None
 ) -> None:
     op = OPERATIONS[op_index]
@@ -109,7 +109,7 @@ def test_no_server_errors(  # type: ignore[no-untyped-def]
 _IDS: dict[tuple[int, str], str] = {}
 
 
-def _existing_id(api, owner: str) -> str:  # type: ignore[no-untyped-def]
+def _existing_id(api, owner: str) -> str:
     """A memory that exists now (re-created when a previous example deleted it)."""
     cached = _IDS.get((id(api), owner))
     if cached and api.admin.get(f"/api/memory/{cached}").status_code == 200:

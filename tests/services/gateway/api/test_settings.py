@@ -35,7 +35,7 @@ def test_get_masks_secrets(api: Api) -> None:
         ({"sensitive_custom_patterns": "(unclosed"}, "invalid_settings"),
     ],
 )
-def test_invalid_updates_are_400(api: Api, patch: dict, code: str) -> None:  # type: ignore[type-arg]
+def test_invalid_updates_are_400(api: Api, patch: dict, code: str) -> None:
     r = api.admin.put("/api/settings", json=patch)
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == code

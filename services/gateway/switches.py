@@ -1,0 +1,39 @@
+"""The caller's scope, the same for every memory route.
+
+Owner = the API key; end user = the one :mod:`services.gateway.memory_control` resolved
+(configured headers such as ``x-mnemogate-user`` and ``X-OpenWebUI-User-Id``, then the body);
+session = ``x-mnemogate-session-id`` / ``x-omniroute-session-id``. The recall and learning
+switches are resolved in :mod:`shared.memory_switches` (request headers, key, provider, global).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from shared.models import ApiKey, Scope
+
+SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
+MAX_ID_CHARS = 256
+
+
+def header_value(request: Request, names: tuple[str, ...]) -> str | None:
+    """The first non-empty value among the headers ``names``, stripped, else None."""
+    for name in names:
+        value = request.headers.get(name)
+        if value:
+            return value.strip()
+    return None
+
+
+def request_scope(request: Request, key: ApiKey, end_user: str) -> Scope:
+    """The caller's scope.
+
+    Owner = the key; ``end_user`` as resolved (already validated, never cut here); session from
+    the headers (cut to 256 characters).
+    """
+    session = header_value(request, SESSION_HEADERS)
+    return Scope(
+        owner_id=key.id,
+        user_id=end_user,
+        session_id=session[:MAX_ID_CHARS] if session else None,
+    )

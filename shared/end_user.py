@@ -1,0 +1,76 @@
+"""Who the end user behind an API key is (docs/ARCHITECTURE.md, "Controlling memory").
+
+Sources, first one set wins:
+
+1. the request headers named by ``end_user_headers`` (default ``x-mnemogate-user``, then Open
+   WebUI's ``X-OpenWebUI-User-Id``; LibreChat puts its user id in the body's ``user``, or a
+   header such as ``x-librechat-user-id`` added here and set in its custom endpoint
+   ``headers`` with the ``{{LIBRECHAT_USER_ID}}`` placeholder);
+2. the body's ``user`` (OpenAI chat completions and responses);
+3. the body's ``safety_identifier`` (OpenAI's successor of ``user``);
+4. the body's ``metadata.user_id`` (Anthropic messages).
+
+A value longer than ``end_user_max_chars`` is refused with a 400 (:class:`InvalidRequest`),
+never cut: two ids equal in their first characters must never share memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from shared.errors import InvalidRequest
+from shared.settings import Settings
+
+
+def header_names(settings: Settings) -> tuple[str, ...]:
+    """``end_user_headers`` as lower-case names, in order, blanks dropped."""
+    return tuple(n.strip().lower() for n in settings.end_user_headers.split(",") if n.strip())
+
+
+def body_candidates(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The end-user fields of a decoded JSON body, in order, as ``(source, value)`` pairs.
+
+    ``user``, ``safety_identifier``, ``metadata.user_id`` (absent ones as None).
+    """
+    metadata = body.get("metadata")
+    return [
+        ("user", body.get("user")),
+        ("safety_identifier", body.get("safety_identifier")),
+        ("metadata.user_id", metadata.get("user_id") if isinstance(metadata, dict) else None),
+    ]
+
+
+def resolve_end_user(
+    headers: Mapping[str, str],
+    body: Sequence[tuple[str, Any]],
+    names: tuple[str, ...],
+    max_chars: int,
+) -> str:
+    """The end-user id of a request (sources in the module docstring), ``""`` when none.
+
+    Surrounding whitespace is stripped; ``headers`` is read with lower-case ``names``; ``body``
+    holds the body's end-user fields as ``(source, value)`` pairs, in order (the client format
+    knows which fields it has; :func:`body_candidates` reads them from a decoded JSON body).
+
+    Raises:
+        InvalidRequest: the chosen value is longer than ``max_chars`` characters, or a body
+            field is set to something other than a string.
+    """
+    candidates: list[tuple[str, Any]] = [(f"header {n}", headers.get(n)) for n in names]
+    candidates += list(body)
+    for source, value in candidates:
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InvalidRequest(f"the end user ({source}) must be a string")
+        text = value.strip()
+        if not text:
+            continue
+        if len(text) > max_chars:
+            raise InvalidRequest(
+                f"the end user ({source}) is {len(text)} characters long; the limit is "
+                f"{max_chars} (MNEMOGATE_END_USER_MAX_CHARS)"
+            )
+        return text
+    return ""

@@ -1,0 +1,120 @@
+"""JSON Lines export and import of memories (``GET /api/memory/export``, ``.../import``).
+
+One line is one :class:`~shared.store.memories.export_import.ImportRow`: the public id, the owner
+and every field but the rowid and ``needs_reindex``. Import is idempotent on the public id and keeps
+the rows' times; imported rows are marked ``needs_reindex`` and one ``reindex`` job is queued.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import msgspec
+
+from shared.access_policy import Principal, check_row_owner, readable_owners
+from shared.errors import InvalidRequest
+from shared.jobs.payloads import REINDEX, ReindexPayload
+from shared.jobs.queue import JobQueue
+from shared.memory_api import ExportQuery
+from shared.memory_crud import memory_filter
+from shared.models import Memory
+from shared.store import Store
+from shared.store.memories.admin import MemoryFilter
+from shared.store.memories.export_import import ImportRow
+
+#: Rows written per import transaction.
+IMPORT_BATCH = 1000
+#: Rows read per export query (keyset pagination on the rowid).
+EXPORT_BATCH = 500
+
+_line_encoder = msgspec.json.Encoder()
+_row_decoder = msgspec.json.Decoder(ImportRow)
+
+
+class ImportResult(msgspec.Struct, frozen=True, kw_only=True):
+    """Outcome of an import: rows ``written``, rows ``skipped``, ``lines`` read."""
+
+    written: int
+    skipped: int
+    lines: int
+
+
+def export_filter(p: Principal, query: ExportQuery) -> MemoryFilter:
+    """The filter an export by ``p`` uses (validated before the stream starts).
+
+    Raises:
+        NotFound: a client naming another owner.
+    """
+    requested = query.owner_id if p.admin else (query.owner_id or p.key_id)
+    return memory_filter(readable_owners(p, requested), query)
+
+
+def export_row(m: Memory) -> ImportRow:
+    """The export record of ``m`` (public id as ``id``; rowid and ``needs_reindex`` dropped)."""
+    fields = msgspec.structs.asdict(m)
+    kept = {f: fields[f] for f in ImportRow.__struct_fields__ if f != "id"}
+    return ImportRow(id=m.public_id, **kept)
+
+
+async def export_lines(store: Store, flt: MemoryFilter) -> AsyncIterator[bytes]:
+    """JSON Lines of every memory matching ``flt`` in rowid order, one chunk per batch.
+
+    Raises:
+        StoreError: the database failed (the stream stops).
+    """
+    async for batch in store.exports.batches(flt, EXPORT_BATCH):
+        chunk = bytearray()
+        for m in batch:
+            chunk += _line_encoder.encode(export_row(m))
+            chunk += b"\n"
+        yield bytes(chunk)
+
+
+def decode_line(line: bytes, line_no: int) -> ImportRow:
+    """One import line as a row.
+
+    Raises:
+        InvalidRequest (``invalid_import_line``): not a valid memory object, or nested too deeply.
+    """
+    try:
+        return _row_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise InvalidRequest(f"line {line_no}: {exc}", code="invalid_import_line") from exc
+    except RecursionError as exc:
+        message = f"line {line_no}: nested too deeply"
+        raise InvalidRequest(message, code="invalid_import_line") from exc
+
+
+async def import_lines(
+    store: Store, queue: JobQueue, p: Principal, lines: AsyncIterator[bytes]
+) -> ImportResult:
+    """Import JSON Lines produced by :func:`export_lines`.
+
+    Rows already present under another owner, or clashing with another memory's owner+user+key,
+    are skipped. A client may import only rows of its own key id.
+
+    Raises:
+        InvalidRequest: a line is not a valid memory object (nothing after it is imported;
+            earlier batches stay). PermissionDenied / NotFound: a client row of another owner.
+        StoreError: the database failed.
+    """
+    written = skipped = line_no = 0
+    batch: list[ImportRow] = []
+    async for line in lines:
+        line_no += 1
+        if not line.strip():
+            continue
+        row = decode_line(line, line_no)
+        check_row_owner(p, row.owner_id, line_no)
+        batch.append(row)
+        if len(batch) >= IMPORT_BATCH:
+            w, s = await store.exports.import_rows(batch)
+            written, skipped, batch = written + w, skipped + s, []
+    if batch:
+        w, s = await store.exports.import_rows(batch)
+        written, skipped = written + w, skipped + s
+    if written:
+        owner = None if p.admin else p.key_id
+        await queue.enqueue(REINDEX, ReindexPayload(owner_id=owner, requested_at=time.time()))
+    return ImportResult(written=written, skipped=skipped, lines=line_no)

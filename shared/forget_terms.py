@@ -1,0 +1,222 @@
+"""Forget targets as term sets, and the pure rule deciding which memories a target names.
+
+A forget target ("which gym I go to", "meine Telefonnummer") is reduced to *target stems*:
+:func:`shared.fts_query.query_terms` of the target, minus :data:`TARGET_STOP_WORDS` (function
+words of English, German, French and Spanish, and generic words such as "know", "said",
+"everything"), each reduced by :func:`stem`. A memory's stems are the stems of every search term
+of its content and key.
+
+Matching rule (docs/ARCHITECTURE.md, "Forget"), precision first:
+
+- *coverage* of a memory = share of the target stems found among the memory's stems (0..1);
+- a memory is *named* by the target when its coverage is 1 (every target stem is in it);
+- the decision is *clear* only when at least one memory is named, no more than ``max_matches``
+  are (a broader target is refused as too broad), and every memory that is not named has a
+  coverage of at most ``1 - MARGIN`` (0.5): a memory sharing most but not all of the target
+  makes the target ambiguous, and then nothing is deleted.
+
+Stems, not raw terms, are compared, so that "work" names "User works at a bakery"; the same
+stems, hashed (:func:`hash_stems`), are what a forget tombstone keeps: the learning guard can then
+recognise forgotten content without the tombstone holding the forgotten words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
+
+from shared.fts_query import query_terms
+
+#: Lead of named memories over every other candidate, in coverage (0..1): a candidate that is
+#: not named may cover at most ``1 - MARGIN`` of the target.
+MARGIN = 0.5
+#: Suffixes stripped by :func:`stem`, longest first (English, German, French and Spanish
+#: inflections; a crude, deterministic Porter-like rule, see Porter 1980 "An algorithm for
+#: suffix stripping").
+_SUFFIXES = ("ing", "ed", "es", "en", "er", "os", "as", "s", "e", "n", "o", "a")
+#: Shortest stem :func:`stem` leaves.
+_MIN_STEM = 3
+#: Most terms taken from a memory's text (content + key).
+_MAX_MEMORY_TERMS = 4000
+
+_TARGET_STOP_TEXT = """
+    user users my mine me myself i i'm im your you yours we our us the a an this that these those
+    it its
+    about of on in at to for from with by and or as is are was were be been am do does did
+    what where which who whom whose when why how whether there here
+    know knew known said say says told tell wrote write mentioned mention
+    everything anything something all any stuff thing things info information details detail
+    memory memories remember remembering recall anymore longer more please just also again
+    go goes going went get gets got have has had keep kept store stored save saved
+    forget forgetting delete erase remove clear wipe purge stop quit don't dont
+    vergiss vergessen lösche lösch entferne oublie oublier supprime efface olvida olvidar borra
+    elimina
+    mein meine meinen meinem meiner meines mich mir ich du dir dich dein deine deinem deinen
+    der die das den dem des ein eine einen einem einer eines und oder was wo welche welcher
+    welches wer wie dass ueber über von zu im am ist sind bin war hast hat habe gesagt weisst
+    weißt alles bitte nicht mehr gedächtnis gedaechtnis speicher
+    mon ma mes moi je tu te toi ton ta tes le la les un une des du de et ou que qui quoi où
+    ou sur ce ça ca cela est suis sais dit tout toute tous plus mémoire memoire stp
+    mi mis me yo tu te ti tus el la los las un una unos unas del de y o que qué quien dónde
+    donde cual sobre lo es soy estoy sabes dije todo toda más mas memoria ya favor por
+"""
+#: Words never counted as target terms (they name no topic).
+TARGET_STOP_WORDS: frozenset[str] = frozenset(_TARGET_STOP_TEXT.split())
+
+
+def _fold(term: str) -> str:
+    """Case-fold a term and remove its combining marks.
+
+    ``term`` case-folded with combining marks removed (``Adresse`` → ``adresse``, ``où`` → ``ou``),
+    matching the FTS5 tokenizer's ``remove_diacritics 2``.
+    """
+    decomposed = unicodedata.normalize("NFKD", term.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+_FOLDED_STOPS = frozenset(_fold(w) for w in TARGET_STOP_WORDS)
+
+
+def stem(term: str) -> str:
+    """Crude multilingual stem of one term.
+
+    Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped repeatedly
+    while at least :data:`_MIN_STEM` characters remain.
+
+    ``works``/``working``/``worked`` → ``work``; ``numbers``/``number`` → ``numb``. Both sides of
+    a comparison use it, so over-stemming only merges words, never splits one. Pure.
+    """
+    word = _fold(term)
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
+                word = word[: -len(suffix)]
+                changed = True
+                break
+    return word
+
+
+def target_stems(target: str) -> tuple[str, ...]:
+    """Distinct stems of the topic words of ``target``, in order of appearance.
+
+    Topic words are :func:`~shared.fts_query.query_terms` minus :data:`TARGET_STOP_WORDS`
+    (compared folded). ``()`` when nothing names a topic ("that", "everything"). Pure.
+    """
+    out: list[str] = []
+    for term in query_terms(target, max_terms=64):
+        if term in TARGET_STOP_WORDS or _fold(term) in _FOLDED_STOPS:
+            continue
+        stemmed = stem(term)
+        if stemmed not in out:
+            out.append(stemmed)
+    return tuple(out)
+
+
+def text_stems(text: str) -> frozenset[str]:
+    """Stems of every search term of a text.
+
+    Stems of every search term of ``text`` (stop words included: coverage only looks up the target's
+    stems in this set). Pure.
+    """
+    return frozenset(stem(t) for t in query_terms(text, max_terms=_MAX_MEMORY_TERMS))
+
+
+def memory_stems(content: str, key: str) -> frozenset[str]:
+    """Stems of a memory: its content and its upsert key (``fact:works_at`` → works, at)."""
+    return text_stems(content + " " + key.replace(":", " ").replace("_", " "))
+
+
+def hash_stem(value: str) -> str:
+    """16 hex characters of the SHA-256 of one stem (what a tombstone stores)."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
+
+
+def hash_stems(stems: Iterable[str]) -> tuple[str, ...]:
+    """:func:`hash_stem` of each of ``stems``, sorted and distinct."""
+    return tuple(sorted({hash_stem(s) for s in stems}))
+
+
+def coverage(target: Sequence[str], stems: frozenset[str]) -> float:
+    """Share (0..1) of ``target`` stems present in ``stems``; 0.0 for an empty target."""
+    if not target:
+        return 0.0
+    return sum(1 for t in target if t in stems) / len(target)
+
+
+def covers_hashed(target_hashes: Sequence[str], content: str, key: str) -> bool:
+    """True when the memory text (``content``, ``key``) holds every hashed stem of a tombstone.
+
+    An empty ``target_hashes`` never covers anything. Pure.
+    """
+    if not target_hashes:
+        return False
+    present = {hash_stem(s) for s in memory_stems(content, key)}
+    return all(h in present for h in target_hashes)
+
+
+class HasText(Protocol):
+    """Anything with ``content`` and ``key`` (a stored memory, a memory about to be written)."""
+
+    @property
+    def content(self) -> str:
+        """The memory text."""
+        ...
+
+    @property
+    def key(self) -> str | None:
+        """The upsert key (``None`` for a keyless write)."""
+        ...
+
+
+T = TypeVar("T", bound=HasText)
+
+
+def is_named(target: Sequence[str], item: HasText) -> bool:
+    """True when ``item`` holds every stem of ``target`` (coverage 1); False for an empty target."""
+    return bool(target) and coverage(target, memory_stems(item.content, item.key or "")) == 1.0
+
+
+def named_by(target: Sequence[str], items: Sequence[T]) -> list[T]:
+    """The ``items`` a forget target names (coverage 1), in order."""
+    return [item for item in items if is_named(target, item)]
+
+
+def without_named(target: Sequence[str] | None, items: Sequence[T]) -> list[T]:
+    """Leave out the items a forget target names.
+
+    ``items`` minus those ``target`` names: the request-path filter over a recall result (never
+    margin-checked: leaving a memory out of one prompt is always safe).
+    """
+    if not target:
+        return list(items)
+    return [item for item in items if not is_named(target, item)]
+
+
+def clear_matches(
+    target: Sequence[str], items: Sequence[T], max_matches: int
+) -> tuple[list[T], str]:
+    """The memories to delete for ``target`` among candidate ``items``, with the reason.
+
+    Returns ``(named, "ok")`` when the decision is clear (rule in the module docstring), else
+    ``([], reason)`` with reason ``no_target`` (no topic word), ``no_match``, ``too_broad`` (more
+    than ``max_matches`` named) or ``ambiguous`` (a candidate not named covers more than
+    ``1 - MARGIN``). Pure.
+    """
+    if not target:
+        return [], "no_target"
+    scored = [
+        (item, coverage(target, memory_stems(item.content, item.key or ""))) for item in items
+    ]
+    named = [item for item, score in scored if score == 1.0]
+    if not named:
+        return [], "no_match"
+    if len(named) > max_matches:
+        return [], "too_broad"
+    runner_up = max((score for _item, score in scored if score < 1.0), default=0.0)
+    if runner_up > 1.0 - MARGIN:
+        return [], "ambiguous"
+    return named, "ok"

@@ -1,0 +1,154 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``): request reading, placement, stream.
+
+Placement is :func:`shared.injection.inject` (strategies and provider capabilities documented
+there); messages the gateway does not change are written back byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from shared.formats import raw as rawjson
+from shared.formats.base import (
+    ParsedRequest,
+    Placement,
+    StreamOutcome,
+    StreamStatus,
+    openai_error,
+    text_turns,
+)
+from shared.formats.sse import event_bytes, iter_events
+from shared.injection import all_user_texts, inject, newest_user_text
+
+Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
+_decoder = msgspec.json.Decoder()
+
+
+class ChatMessage(msgspec.Struct, frozen=True):
+    """What the gateway reads of one message: ``role`` and ``content`` (string, parts, null)."""
+
+    role: Role
+    content: str | list[Any] | None = None
+
+
+class ChatRequest(msgspec.Struct, frozen=True):
+    """What the gateway reads of a chat completion request (other fields pass through)."""
+
+    model: Annotated[str, msgspec.Meta(min_length=1)]
+    messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
+    stream: bool | None = None
+    user: str | None = None
+
+
+def _plain(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+class _Role(msgspec.Struct, frozen=True):
+    role: str = ""
+
+
+def _insert_before_last_user(
+    fields: rawjson.Fields, block: str, placement: Placement
+) -> rawjson.Fields:
+    """The common case of :func:`shared.injection.inject` without decoding the messages.
+
+    A new message at the last user message's index, every message kept as raw bytes.
+    """
+    raws = rawjson.raw_items(fields["messages"])
+    roles = msgspec.json.decode(fields["messages"], type=list[_Role])
+    at = next((i for i in range(len(roles) - 1, -1, -1) if roles[i].role == "user"), None)
+    if at is None:
+        return fields
+    caps = placement.caps
+    role = "user" if caps.rejects_system_role or caps.hoists_system else "system"
+    return {**fields, "messages": [*raws[:at], {"role": role, "content": block}, *raws[at:]]}
+
+
+class ChatFormat:
+    """The chat-completions format (see the module docstring)."""
+
+    name: Literal["chat"] = "chat"
+    path = "/chat/completions"
+    x_api_key = False
+
+    def parse(self, raw: bytes) -> ParsedRequest:
+        """Validate ``raw`` (model, non-empty messages with known roles, stream/user types)."""
+        req = rawjson.decode_typed(raw, ChatRequest)
+        plain = _plain(req.messages)
+        return ParsedRequest(
+            raw=raw,
+            fields=rawjson.decode_fields(raw),
+            model=req.model,
+            stream=req.stream is True,
+            end_user=req.user or "",
+            query=newest_user_text(plain),
+            learning_turns=lambda: all_user_texts(plain),
+            conversation=lambda: text_turns((m.role, m.content) for m in req.messages),
+        )
+
+    def place(self, fields: rawjson.Fields, block: str, placement: Placement) -> rawjson.Fields:
+        """Inject ``block`` into ``messages`` (and ``system`` for top-level-system providers)."""
+        caps = placement.caps
+        if placement.strategy == "before_last_user" and not (
+            caps.top_level_system or caps.system_must_be_first
+        ):
+            return _insert_before_last_user(fields, block, placement)
+        raws = rawjson.raw_items(fields["messages"])
+        messages = [rawjson.generic(r) for r in raws]
+        system = rawjson.generic(fields["system"]) if "system" in fields else None
+        placed = inject(messages, block, placement.strategy, placement.caps, system)
+        if not placed.injected:
+            return fields
+        out = dict(fields)
+        out["messages"] = rawjson.keep_unchanged(placed.messages, messages, raws)
+        if placed.system_changed:
+            out["system"] = placed.system
+        return out
+
+    def assistant_text(self, body: bytes) -> str:
+        """``choices[0].message.content`` of a completion, or ``""``."""
+        try:
+            content = _decoder.decode(body)["choices"][0]["message"]["content"]
+        except (msgspec.DecodeError, KeyError, IndexError, TypeError):
+            return ""
+        return content if isinstance(content, str) else ""
+
+    def stream_outcome(self, data: bytes) -> StreamOutcome:
+        """Concatenated ``choices[0].delta.content``.
+
+        ``ok`` once ``[DONE]`` was seen, ``failed`` when an ``error`` object came in-band.
+        """
+        parts: list[str] = []
+        status: StreamStatus = "open"
+        for _, payload in iter_events(data):
+            if payload.strip() == b"[DONE]":
+                status = "ok"
+                continue
+            try:
+                event: Any = _decoder.decode(payload)
+            except msgspec.DecodeError:
+                continue
+            if isinstance(event, dict) and event.get("error"):
+                status = "failed"
+                continue
+            try:
+                content = event["choices"][0]["delta"].get("content")
+            except (KeyError, IndexError, TypeError, AttributeError):
+                continue
+            if isinstance(content, str):
+                parts.append(content)
+        return StreamOutcome("".join(parts), status)
+
+    def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:
+        """``data: {"error": {...}}`` (what OpenAI sends for a failure mid-stream)."""
+        return event_bytes(openai_error(message, type_, code))
+
+    def error_body(self, message: str, type_: str, code: str | None) -> dict[str, Any]:
+        """OpenAI's error shape."""
+        return openai_error(message, type_, code)
+
+
+CHAT = ChatFormat()

@@ -1,0 +1,86 @@
+"""The forget matching rule: every topic word present, a clear margin, a bound on breadth."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from shared.forget_terms import (
+    MARGIN,
+    clear_matches,
+    covers_hashed,
+    hash_stems,
+    stem,
+    target_stems,
+    without_named,
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    content: str
+    key: str | None = ""
+
+
+GYM = Item("User goes to the gym on Elm Street", "fact:gym")
+WORK = Item("User works at a bakery", "fact:works_at")
+TURN = Item("I go to the gym on Elm Street")
+PHONE = Item("User's phone number is in the address book")
+PARTIAL = Item("User's phone is an old Nokia")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("works", "work"), ("working", "worked"), ("numbers", "number"), ("Adresse", "adresse")],
+)
+def test_stem_merges_inflections(a: str, b: str) -> None:
+    assert stem(a) == stem(b)
+
+
+def test_target_stems_drop_function_and_generic_words() -> None:
+    assert target_stems("which gym I go to") == (stem("gym"),)
+    assert target_stems("everything you know about that") == ()
+    assert target_stems("mon numéro de téléphone") == (stem("numéro"), stem("téléphone"))
+
+
+def test_named_memories_are_every_one_holding_the_whole_target() -> None:
+    named, reason = clear_matches(target_stems("which gym I go to"), [GYM, WORK, TURN], 10)
+    assert reason == "ok" and named == [GYM, TURN]
+
+
+def test_unrelated_target_matches_nothing() -> None:
+    assert clear_matches(target_stems("my diet"), [GYM, WORK], 10) == ([], "no_match")
+    assert clear_matches((), [GYM], 10) == ([], "no_target")
+
+
+def test_a_near_miss_within_the_margin_makes_it_ambiguous() -> None:
+    target = target_stems("my phone number")
+    assert len(target) == 2 and 1 - MARGIN >= 0.5
+    # PARTIAL holds "phone" but not "number": coverage 0.5 is not above 1 - MARGIN → still clear
+    assert clear_matches(target, [PHONE, PARTIAL], 10) == ([PHONE], "ok")
+    three = target_stems("my old phone number")
+    # PARTIAL now covers 2 of 3 (0.67 > 0.5): unsure, delete nothing
+    assert clear_matches(three, [Item("User's old phone number is 1"), PARTIAL], 10) == (
+        [],
+        "ambiguous",
+    )
+
+
+def test_too_many_named_is_refused() -> None:
+    items = [Item(f"User visited the gym on day {i}") for i in range(5)]
+    assert clear_matches(target_stems("the gym"), items, 4) == ([], "too_broad")
+    assert len(clear_matches(target_stems("the gym"), items, 5)[0]) == 5
+
+
+def test_request_path_filter_leaves_out_named_memories_only() -> None:
+    assert without_named(target_stems("which gym I go to"), [GYM, WORK, TURN]) == [WORK]
+    assert without_named(None, [GYM, WORK]) == [GYM, WORK]
+
+
+def test_hashed_tombstone_recognises_the_content_without_holding_it() -> None:
+    hashes = hash_stems(target_stems("which gym I go to"))
+    assert all("gym" not in h for h in hashes)
+    assert covers_hashed(hashes, "I go to the gym on Elm Street", "")
+    assert not covers_hashed(hashes, "User works at a bakery", "fact:works_at")
+    assert not covers_hashed((), "anything", "")
