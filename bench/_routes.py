@@ -151,6 +151,12 @@ def figures(s: dict[tuple[str, int, str], list[float]], route: str) -> dict[str,
     return f
 
 
+def _cell(value: float, chat: float, signed: bool) -> str:
+    """``value`` in ms (``+`` sign when an added figure) and its ratio to the chat route's."""
+    text = f"{value:+7.2f}" if signed else f"{value:7.2f}"
+    return f"{text} ({value / chat:.2f}x)" if chat > 0 else f"{text}   (n/a)"
+
+
 def table(name: str, s: dict[tuple[str, int, str], list[float]], routes: list[Route]) -> list[str]:
     """Printable rows: one per route, each figure followed by its ratio to the chat route's."""
     chat = figures(s, "chat")
@@ -162,9 +168,6 @@ def table(name: str, s: dict[tuple[str, int, str], list[float]], routes: list[Ro
     ]
     for route in routes:
         f = figures(s, route.name)
-        cells = [
-            f"{f[k]:+7.2f} ({f[k] / chat[k]:.2f}x)" if chat[k] > 0 else f"{f[k]:+7.2f}   (n/a)"
-            for k in keys
-        ]
+        cells = [_cell(f[k], chat[k], signed=k != "ttfb") for k in keys]
         lines.append(f"{route.name:<26} " + " ".join(f"{c:>16}" for c in cells))
     return lines
