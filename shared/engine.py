@@ -237,10 +237,10 @@ class Engine:
         return out
 
 
-def _embedder(
+def _embedding_source(
     settings: Settings, http: httpx.AsyncClient, cache: EmbeddingCache, notes: list[str]
 ) -> EmbeddingSource | None:
-    """The configured embedding source, or None (reason logged and appended to ``notes``)."""
+    """The configured embedding source, or None (noted in ``notes``) when it is unavailable."""
     try:
         return select_source(
             settings.embedding_source,
@@ -260,6 +260,23 @@ def _embedder(
         return None
 
 
+def _qdrant_index(
+    settings: Settings, qdrant_factory: Callable[[Settings], VectorIndex] | None
+) -> VectorIndex:
+    """The Qdrant tier from settings (or from ``qdrant_factory``, for tests)."""
+    if qdrant_factory is not None:
+        return qdrant_factory(settings)
+    from shared.vector_index.qdrant import make_qdrant_index
+
+    return make_qdrant_index(
+        settings.qdrant_url,
+        settings.qdrant_api_key,
+        settings.qdrant_collection,
+        settings.vector_quantization,
+        settings.qdrant_timeout_s,
+    )
+
+
 def build_engine(
     settings: Settings,
     store: Store,
@@ -275,7 +292,7 @@ def build_engine(
     """
     cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
     notes: list[str] = []
-    embedder = _embedder(settings, http, cache, notes)
+    embedder = _embedding_source(settings, http, cache, notes)
     sqlite_vec = SqliteVecIndex(
         store.writer,
         store.reader,
@@ -285,18 +302,7 @@ def build_engine(
     )
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
-        if qdrant_factory is None:
-            from shared.vector_index.qdrant import make_qdrant_index
-
-            qdrant = make_qdrant_index(
-                settings.qdrant_url,
-                settings.qdrant_api_key,
-                settings.qdrant_collection,
-                settings.vector_quantization,
-                settings.qdrant_timeout_s,
-            )
-        else:
-            qdrant = qdrant_factory(settings)
+        qdrant = _qdrant_index(settings, qdrant_factory)
     keywords = build_keyword_index(settings, store)
     return Engine(
         embedder=embedder,

@@ -64,6 +64,18 @@ class ExportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     q: str | None = None
 
 
+class ImportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Import options.
+
+    ``verbatim``: store each row's ``content`` exactly as given; by default (false) it goes
+    through the same sensitive-content redaction as learning and the API write paths (when
+    ``sensitive_filter`` is on), so an export from another system cannot plant secrets or
+    personal data at rest.
+    """
+
+    verbatim: bool = False
+
+
 class ListQuery(ExportQuery, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Listing filters: those of :class:`ExportQuery` (``q`` ranked by BM25 here) plus paging.
 

@@ -16,10 +16,12 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
 from shared.errors import ConfigurationError
+from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
@@ -86,6 +88,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 4 * 1024 * 1024
+    #: longest wait for a whole request body (seconds; /v1 and /api routes); then 408
+    body_read_timeout_s: float = 30.0
     admin_token: str = ""
     # default upstream provider
     upstream_base_url: str = "https://api.openai.com/v1"
@@ -195,8 +199,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes <= 0:
-            raise ConfigurationError("max_body_bytes must be positive")
+        if self.max_body_bytes <= 0 or self.body_read_timeout_s <= 0:
+            raise ConfigurationError("max_body_bytes and body_read_timeout_s must be positive")
         if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
@@ -336,13 +340,28 @@ def load_providers(
     its ``kind`` preset fills the keys it does not set (:mod:`shared.provider_kinds`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds; or a
+            base URL's host is refused by the outbound policy (cloud metadata, link-local, ...:
+            :func:`shared.outbound_policy.blocked_host_reason`).
     """
     env = os.environ if environ is None else environ
     providers = {"default": default_provider(settings)}
-    if not settings.providers_file:
-        return providers
-    path = Path(settings.providers_file)
+    if settings.providers_file:
+        providers.update(_file_providers(Path(settings.providers_file), env))
+    for provider in providers.values():
+        reason = blocked_host_reason(urlsplit(provider.base_url).hostname or "")
+        if reason is not None and reason != "no host":
+            raise ConfigurationError(f"provider {provider.name!r}: base URL points at {reason}")
+    return providers
+
+
+def _file_providers(path: Path, env: Mapping[str, str]) -> dict[str, ProviderConfig]:
+    """The providers listed in the JSON or TOML file at ``path`` (see :func:`load_providers`).
+
+    Raises:
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
+    """
+    providers: dict[str, ProviderConfig] = {}
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)

@@ -21,7 +21,6 @@ IN_FLIGHT: dict[str, str] = {
     "shared/ranking.py": "engine (recall engine v2)",
     "shared/fts_query.py": "engine (recall engine v2)",
     "shared/store/memories/__init__.py": "engine (keyword search in the memories store)",
-    "shared/sensitive.py": "security",
 }
 
 

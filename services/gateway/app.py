@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
-from services.gateway import proxy
+from services.gateway import passthrough, proxy
 from services.gateway.api import API_ROUTES
 from services.gateway.api.lifespan import management_lifespan
 from services.gateway.chat import chat_completions
@@ -209,6 +209,16 @@ def create_app(settings: Settings) -> Starlette:
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", create_response, methods=["POST"]),
         Route("/v1/messages", create_message, methods=["POST"]),
+        Route("/v1/messages/count_tokens", passthrough.count_tokens, methods=["POST"]),
+        Route(
+            "/v1/responses/{response_id}", passthrough.stored_response, methods=["GET", "DELETE"]
+        ),
+        Route("/v1/responses/{response_id}/cancel", passthrough.cancel_response, methods=["POST"]),
+        Route(
+            "/v1/responses/{response_id}/input_items",
+            passthrough.response_input_items,
+            methods=["GET"],
+        ),
         Route("/v1/embeddings", create_embeddings, methods=["POST"]),
         Route("/metrics", metrics, methods=["GET"]),
         *UI_ROUTES,

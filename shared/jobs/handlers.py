@@ -6,14 +6,14 @@ longer than ``job_timeout_s``) raise :class:`TransientJobError`; the runner (in-
 in :mod:`workers.worker`) retries them with exponential backoff up to ``job_max_tries`` and then
 records a dead letter. Permanent failures (unknown job, malformed payload, a bug) are dead-lettered
 at once. A dead letter is visible three ways: an ERROR log line ``dead letter: job ...``, a
-``dead_letter`` event in ``memory_events`` (detail: job, job_id, tries, error, permanent, payload
-hex, so it can be re-enqueued by hand), and the ``dead_letters`` counter.
+``dead_letter`` event in ``memory_events`` (detail: job, job_id, tries, redacted error, permanent,
+and the payload's ids, counts and sha256 — never its text), and the ``dead_letters`` counter.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -229,6 +229,36 @@ async def execute(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any]:
 
 
 DEAD_LETTER_RECORD_TRIES = 2
+#: Characters of a failure's error message kept in a dead letter (after redaction).
+DEAD_LETTER_ERROR_CHARS = 500
+
+
+def payload_fingerprint(job_name: str, data: bytes) -> dict[str, Any]:
+    """What a dead letter keeps of a payload: ids, counts and a hash — never its text.
+
+    Returns ``payload_sha256`` (hex of the encoded payload), ``payload_bytes`` and, when the
+    payload decodes, its identifying fields: ``owner_id``, ``user_id``, ``session_id``,
+    ``request_id`` (strings), ``turns`` (number of user turns), ``memory_ids`` (at most 50).
+    Never raises.
+    """
+    out: dict[str, Any] = {
+        "payload_sha256": hashlib.sha256(data).hexdigest(),
+        "payload_bytes": len(data),
+    }
+    try:
+        payload = decode_payload(job_name, data)
+    except Exception:  # malformed payload or unknown job: the hash is all there is
+        return out
+    for name in ("owner_id", "user_id", "session_id", "request_id"):
+        value = getattr(payload, name, None)
+        if isinstance(value, str):
+            out[name] = value[:256]
+    if isinstance(payload, LearnPayload):
+        out["turns"] = len(payload.user_turns)
+    ids = getattr(payload, "memory_ids", None)
+    if isinstance(ids, list):
+        out["memory_ids"] = ids[:50]
+    return out
 
 
 async def dead_letter(
@@ -243,33 +273,36 @@ async def dead_letter(
     """Make a failed job visible: ERROR log, ``dead_letter`` event, ``dead_letters`` counter.
 
     ``tries`` is the number of attempts made; ``permanent`` marks a failure that was not retried.
-    The event belongs to the payload's ``owner_id`` when it has one, else to ``system``; its
-    detail keeps the payload (hex) so the job can be re-enqueued. If the store cannot take the
-    event (two attempts, 0.5 s apart), the log line — which carries the payload too — is the
-    record. Never raises.
+    The event belongs to the payload's ``owner_id`` when it has one, else to ``system``. Neither
+    the event nor the log line holds the payload's text (user turns are personal data): they
+    keep the job id and :func:`payload_fingerprint` (ids, counts, sha256), and the error
+    message redacted by the sensitive-content detector and cut to
+    :data:`DEAD_LETTER_ERROR_CHARS` characters. A lost learn job is made good by the next
+    request of that conversation (the learning cursor did not move). If the store cannot take
+    the event (two attempts, 0.5 s apart), the log line is the record. Never raises.
     """
     job_id = job_id_for(job_name, data)
+    fingerprint = payload_fingerprint(job_name, data)
+    reason = jc.detector.redact(error)[:DEAD_LETTER_ERROR_CHARS]
     log.error(
-        "dead letter: job %s (%s) failed after %d tries%s: %s; payload_hex=%s",
+        "dead letter: job %s (%s) failed after %d tries%s: %s; payload_sha256=%s",
         job_name,
         job_id,
         tries,
         " (permanent)" if permanent else "",
-        error,
-        data.hex(),
+        reason,
+        fingerprint["payload_sha256"],
     )
     jc.count("dead_letters")
     note_job(job_name, "dead_letter")
-    owner = "system"
-    with contextlib.suppress(Exception):  # malformed payload or unknown job: keep "system"
-        owner = str(getattr(decode_payload(job_name, data), "owner_id", None) or "system")
+    owner = str(fingerprint.get("owner_id") or "system")
     detail = {
         "job": job_name,
         "job_id": job_id,
         "tries": tries,
         "permanent": permanent,
-        "error": error[:500],
-        "payload_hex": data.hex(),
+        "error": reason,
+        **fingerprint,
     }
     for attempt in range(DEAD_LETTER_RECORD_TRIES):
         try:

@@ -59,6 +59,9 @@ def _connect(path: str) -> sqlean.Connection:
         _enable_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted rows (finished job payloads, forgotten memories) are overwritten with zeros rather
+    # than left in free space (SQLite "PRAGMA secure_delete"); see OutboxStore.scrub for the WAL.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 
@@ -170,6 +173,24 @@ async def _undo_begin(conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
         lock.release()
 
 
+def _lock_of(conn: aiosqlite.Connection) -> asyncio.Lock:
+    lock = _TRANSACTION_LOCKS.get(conn)
+    if lock is None:
+        lock = _TRANSACTION_LOCKS[conn] = asyncio.Lock()
+    return lock
+
+
+@contextlib.asynccontextmanager
+async def outside_transactions(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+    """Hold ``conn``'s transaction lock without opening a transaction.
+
+    For statements that must not run inside one (``PRAGMA wal_checkpoint``). Not re-entrant,
+    like :func:`transaction`.
+    """
+    async with _lock_of(conn):
+        yield conn
+
+
 @contextlib.asynccontextmanager
 async def transaction(
     conn: aiosqlite.Connection, *, notify: bool = True
@@ -188,9 +209,7 @@ async def transaction(
     the lock: no transaction is left without an owner holding the database's write lock. Not
     re-entrant: never nest ``transaction`` on one connection.
     """
-    lock = _TRANSACTION_LOCKS.get(conn)
-    if lock is None:
-        lock = _TRANSACTION_LOCKS[conn] = asyncio.Lock()
+    lock = _lock_of(conn)
     await lock.acquire()
     handed_off = False
     try:

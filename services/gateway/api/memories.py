@@ -24,6 +24,7 @@ from shared.explained_preview import explained_preview
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     ListQuery,
     MemoryCreate,
     SearchPreview,
@@ -146,12 +147,15 @@ async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def import_memories(request: Request) -> Response:
     """``POST /api/memory/import`` (JSON Lines body) → ``{"written", "skipped", "lines"}``.
 
-    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole).
+    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole). Content is
+    redacted like learned text unless ``?verbatim=true`` (:class:`ImportQuery`).
     """
     principal = await principal_of(request)
     state = state_of(request)
+    options = decode_query(request, ImportQuery)
+    redact = None if options.verbatim else state.redactor()
     lines = _lines(request, state.settings.max_body_bytes * 256)
-    result = await export_import.import_lines(state.store, state.queue, principal, lines)
+    result = await export_import.import_lines(state.store, state.queue, principal, lines, redact)
     return json_response(result)
 
 

@@ -20,6 +20,7 @@ from shared.event_log import EventPage, EventQuery
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
@@ -48,6 +49,7 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ImportRow,
     ListQuery,
     ExportQuery,
+    ImportQuery,
     EventQuery,
     EventPage,
     *control.SCHEMA_STRUCTS,
@@ -214,8 +216,12 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory/import",
         method="post",
-        summary="Import JSON Lines from an export (idempotent on id, keeps times)",
+        summary=(
+            "Import JSON Lines from an export (idempotent on id, keeps times); content is "
+            "redacted like learned text unless verbatim=true"
+        ),
         body="ImportRow",
+        query="ImportQuery",
         body_media="application/x-ndjson",
         response="ImportResult",
     ),
