@@ -45,7 +45,7 @@ from shared.jobs.payloads import LearnPayload
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.memory_writes import capture_writes, fact_writes, sanitise_fact, supersede
 from shared.models import NewMemory
-from shared.new_turns import clean_turn, learnable_turns, prefix_ids
+from shared.new_turns import clean_turn, is_private_turn, learnable_turns, prefix_ids
 from shared.turn_context import AFTER, chat_sequence, neighbour_context
 
 __all__ = ["LearnResult", "is_grounded", "learn", "learnable_turns", "prefix_ids", "sanitise_fact"]
@@ -121,8 +121,16 @@ def _redacted(jc: JobContext, text: str) -> str:
 
 
 def _contexts(jc: JobContext, p: LearnPayload, indices: Iterable[int]) -> dict[int, str]:
-    """Step 2: redacted neighbour context of each user turn index in ``indices``."""
-    texts, positions = chat_sequence(p.user_turns, p.replies, p.assistant_text)
+    """Step 2: redacted neighbour context of each user turn index in ``indices``.
+
+    A turn asking not to be remembered (or to forget) is left out of every context, and so is
+    the assistant's answer to it (it may repeat what was said).
+    """
+    private = {i for i, t in enumerate(p.user_turns) if is_private_turn(clean_turn(t))}
+    users = ["" if i in private else t for i, t in enumerate(p.user_turns)]
+    replies = ["" if i in private else r for i, r in enumerate(p.replies)]
+    final = "" if len(p.user_turns) - 1 in private else p.assistant_text
+    texts, positions = chat_sequence(users, replies, final)
     return {i: _redacted(jc, neighbour_context(texts, positions[i])) for i in indices}
 
 

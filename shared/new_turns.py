@@ -45,6 +45,14 @@ def has_word_character(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
+def is_private_turn(text: str) -> bool:
+    """True when ``text`` asks not to be remembered or to forget something.
+
+    Such a turn is never learned and never appears in another turn's search context. Pure.
+    """
+    return is_do_not_remember(text) or detect_forget(text) is not None
+
+
 def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[tuple[int, str]]:
     """The turns of ``user_turns[start:]`` to learn, as ``(index, cleaned text)``, oldest first.
 
@@ -63,7 +71,7 @@ def learnable_turns(user_turns: list[str], start: int, max_turns: int) -> list[t
         if not text or text in seen or not has_word_character(text):
             continue
         seen.add(text)
-        if not is_do_not_remember(text) and detect_forget(text) is None:
+        if not is_private_turn(text):
             kept.append((index, text))
     kept.reverse()
     return kept

@@ -130,3 +130,11 @@ async def test_user_only_chat_gets_the_full_window_as_turns_arrive(jc):
     assert ctx[turns[0]] == f"{turns[1]}\n{turns[2]}"
     assert ctx[turns[1]] == f"{turns[0]}\n{turns[2]}\n{turns[3]}"
     assert ctx[turns[3]] == f"{turns[1]}\n{turns[2]}"
+
+
+async def test_a_turn_asking_not_to_be_remembered_is_in_no_context(jc):
+    private = "Don't remember this: my locker word is QX7CANARY7XQ"
+    await learn(jc, request([private, T2], ["Understood QX7CANARY7XQ"], A2))
+    got = await rows(jc)
+    assert got and all("QX7CANARY7XQ" not in context for _c, context, _m in got.values())
+    assert all("QX7CANARY7XQ" not in content for content, _x, _m in got.values())
