@@ -2,7 +2,8 @@
 
 Chat completions honour ``safety_identifier`` and ``metadata.user_id`` like the other formats;
 end-user and session headers are read as UTF-8 bytes; a forget after an interjection in a
-multi-turn body leaves nothing of its target learned.
+multi-turn body leaves nothing of its target learned; a forget is honoured with memory off; a
+gateway error on a memory route still reports ``x-mnemogate-memory-tokens: 0``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def test_chat_reads_safety_identifier_and_metadata_user_id(gateway_factory) -> N
     for body in ({"safety_identifier": long_id}, {"metadata": {"user_id": long_id}}):
         r = say(gw, secret, "hi", **body)
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
+        assert r.headers["x-mnemogate-memory-tokens"] == "0"
 
 
 def test_end_user_and_session_headers_are_utf8(gateway_factory) -> None:
@@ -81,3 +83,13 @@ def test_interjection_forget_in_a_multi_turn_body_learns_nothing_of_it(gateway_f
     wait(lambda: query(db, sql)[0][0] == 1, "the forget job")
     teach(gw, secret, key, "I prefer green tea")  # a later learn job proves learning ran
     assert not any("locker" in c.lower() for c in contents(gw, key))
+
+
+def test_forget_is_honoured_with_memory_off(gateway_factory) -> None:
+    gw = gateway_factory(**SLOW_OK)
+    key, secret = gw.create_key("eu-off")
+    teach(gw, secret, key, "I live in Berlin")
+    r = say(gw, secret, "Please forget where I live", {"x-mnemogate-no-memory": "1"})
+    assert r.status_code == 200 and r.headers["x-mnemogate-memory-forget"] == "queued"
+    assert r.headers["x-mnemogate-memory-recall"] == "off"
+    wait(lambda: not any("Berlin" in c for c in contents(gw, key)), "the forget job")
