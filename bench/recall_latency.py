@@ -1,14 +1,23 @@
-"""Keyword recall latency against store size: one owner with 1k, 10k and 100k memories.
+"""Recall latency at 1k .. 1M memories for one owner, on real chat text, through ``recall()``.
 
-Usage: ``python bench/recall_latency.py [--sizes 1000,10000,100000] [--queries 300]``
+Usage::
 
-For each size N a fresh SQLite database holds N memories of the queried owner plus N more spread
-over 9 other owners (10 owners in all, 2N rows), written through the store's own SQL with the
-FTS5 triggers. Texts are synthetic sentences over a 5,000-word vocabulary with Zipf-distributed
-word frequencies (s = 1.1), like natural text. Each query (3-8 words from the same distribution
-plus stop words) runs through ``shared.retrieval.recall`` with the keyword strategy, i.e. query
-building, FTS5 MATCH + bm25, visibility filter, floor, ordering and budget walk. Prints p50/p99
-latency per size and the growth ratio against the smallest size.
+    python bench/recall_latency.py [--sizes 1k,10k,100k[,1m]] [--queries 300] [--hybrid]
+        [--data-dir data/bench]
+
+Each size is a database under ``--data-dir`` (``data/`` is gitignored), built once through the
+product's write path (``MemoryStore.upsert_many``) and reused: the caller owner holds N memories
+(``bench/_corpus.py``: LoCoMo turns, varied so that every text is distinct), nine other owners
+1,000 each. Queries are LoCoMo questions (distinct). For each size it prints:
+
+* cold: time to answer the first query of an owner whose index is not cached (feed read, owner
+  snapshot, index build in a worker thread, search), median of 3 fresh engines, and the build's
+  CPU time;
+* keyword: recall p50/p99 (wall) and CPU ms per query with a warm cache (``exact`` strategy);
+* hybrid (``--hybrid``): the same with the static embedding table and sqlite-vec (vectors are
+  written once, through the engine, on first use of the database);
+
+then the growth of the keyword p50 from the smallest to the largest size.
 """
 
 from __future__ import annotations
@@ -16,126 +25,143 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sqlean
+import httpx
 
-from shared.fts_query import index_text
-from shared.models import Scope
-from shared.retrieval import recall
-from shared.settings import load_settings
+from bench._corpus import memories, queries
+from shared.engine import build_engine
+from shared.models import NewMemory, Scope
+from shared.retrieval import recall, retention_of
+from shared.settings import Settings, load_settings
 from shared.store import Store
 
-VOCAB = 5000
-STOP = ["the", "a", "my", "is", "what", "do", "I", "with", "for"]
+STATIC_TABLE = Path(__file__).resolve().parents[1] / "data" / "models" / "minilm-static-256.npz"
+"""The static embedding table (``mnemogate models build-static --out <this path>``)."""
+CALLER = "caller"
+OTHERS = 9
+OTHER_SIZE = 1000
 
 
-def make_words(rng: random.Random) -> tuple[list[str], list[float]]:
-    syllables = ["ka", "lo", "mi", "ren", "to", "sa", "vi", "nor", "el", "dan", "qu", "pe"]
-    words = sorted(
-        {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(VOCAB * 2)}
-    )[:VOCAB]
-    weights = [1.0 / (i + 1) ** 1.1 for i in range(len(words))]
-    return words, weights
+def bench_settings(db: str, **overrides: object) -> Settings:
+    """Product settings for a benchmark database (static table from :data:`STATIC_TABLE`)."""
+    return load_settings({}, db_path=db, static_model_path=str(STATIC_TABLE), **overrides)
 
 
-def sentence(rng: random.Random, words: list[str], weights: list[float], n: int) -> str:
-    return " ".join(rng.choices(words, weights, k=n))
-
-
-def seed(path: str, n: int, rng: random.Random, words: list[str], weights: list[float]) -> None:
-    """Write the queried owner's N rows and N rows over 9 other owners in one transaction."""
-    conn = sqlean.connect(path)
-    now = time.time()
-    rows = []
-    for i in range(2 * n):
-        owner = "owner-0" if i < n else f"owner-{1 + i % 9}"
-        content = "User " + sentence(rng, words, weights, rng.randint(6, 18))
-        key = f"k{i}"
-        rows.append(
-            (
-                f"mem_{i}",
-                owner,
-                "semantic",
-                "fact",
-                key,
-                content,
-                index_text(content, key),
-                now,
-                now,
-            )
-        )
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO memories (public_id, owner_id, type, category, key, content, search_text, "
-        "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-        rows,
-    )
-    conn.execute("COMMIT")
-    conn.close()
+def parse_size(text: str) -> int:
+    """``"10k"`` → 10000, ``"1m"`` → 1000000."""
+    text = text.strip().lower()
+    mult = {"k": 1000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * mult)
 
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-async def measure(path: str, queries: list[str]) -> list[float]:
-    store = await Store.open(path)
-    settings = load_settings({}, db_path=path, retrieval_strategy="exact", embedding_source="none")
-    scope = Scope(owner_id="owner-0")
-    for q in queries[:20]:  # warm the page cache
-        await recall(store.memories, scope, q, settings, time.time())
-    out = []
-    for q in queries:
+async def seed(store: Store, n: int) -> None:
+    """Write the caller's ``n`` memories and the other owners' through ``upsert_many``."""
+    texts = memories(n)
+    for i in range(0, n, 2000):
+        batch = [NewMemory(owner_id=CALLER, content=t) for t in texts[i : i + 2000]]
+        await store.writes.upsert_many(batch)
+    other = memories(OTHER_SIZE, seed=99)
+    for o in range(OTHERS):
+        await store.writes.upsert_many([NewMemory(owner_id=f"other{o}", content=t) for t in other])
+
+
+async def ensure_vectors(store: Store, settings: Settings) -> None:
+    """Embed every memory still marked for indexing (static table) into sqlite-vec."""
+    http = httpx.AsyncClient()
+    engine = build_engine(settings, store, http, retention_of(settings))
+    await engine.warm_up()
+    after = 0
+    while batch := await store.memories.pending_reindex(after_id=after, limit=2048):
+        await engine.index(batch, use_qdrant=False)
+        await store.writes.mark_indexed([(m.id, m.updated_at) for m in batch])
+        after = batch[-1].id
+    await http.aclose()
+
+
+async def cold(store: Store, settings: Settings, query: str) -> tuple[float, float]:
+    """Wall ms of the first recall of a fresh engine, and the CPU ms of its index build."""
+    http = httpx.AsyncClient()
+    engine = build_engine(settings, store, http, retention_of(settings))
+    start = time.perf_counter()
+    await recall(store.memories, Scope(owner_id=CALLER), query, settings, time.time(), engine)
+    wall = (time.perf_counter() - start) * 1000
+    assert engine.keywords is not None
+    index = engine.keywords.cache.owners[CALLER]
+    await http.aclose()
+    return wall, index.build_cpu_ms
+
+
+async def warm(store: Store, settings: Settings, qs: list[str]) -> tuple[float, float, float]:
+    """(p50 ms, p99 ms, CPU ms per query) of recall with a warm cache."""
+    http = httpx.AsyncClient()
+    engine = build_engine(settings, store, http, retention_of(settings))
+    await engine.warm_up()
+    scope = Scope(owner_id=CALLER)
+    await recall(store.memories, scope, qs[0], settings, time.time(), engine)
+    lat: list[float] = []
+    cpu0 = time.process_time()
+    for q in qs:
+        start = time.perf_counter()
+        await recall(store.memories, scope, q, settings, time.time(), engine)
+        lat.append((time.perf_counter() - start) * 1000)
+    cpu = (time.process_time() - cpu0) * 1000 / len(qs)
+    await http.aclose()
+    return pct(lat, 0.5), pct(lat, 0.99), cpu
+
+
+async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> float:
+    db = os.path.join(args.data_dir, f"recall-{n}.db")
+    fresh = not Path(db).exists()  # noqa: ASYNC240 (a benchmark, once per size)
+    store = await Store.open(db)
+    if fresh:
         t0 = time.perf_counter()
-        await recall(store.memories, scope, q, settings, time.time())
-        out.append((time.perf_counter() - t0) * 1000)
-    await store.close()
-    return out
-
-
-async def main_async(sizes: list[int], n_queries: int) -> None:
-    rng = random.Random(7)
-    words, weights = make_words(rng)
-    queries = [
-        " ".join(rng.sample(STOP, 2) + rng.choices(words, weights, k=rng.randint(3, 8)))
-        for _ in range(n_queries)
-    ]
-    base = None
-    print(
-        f"{'memories (owner)':>17} {'rows total':>10} {'seed s':>7} {'p50 ms':>8} {'p99 ms':>8} "
-        f"{'p50 x':>6}"
+        await seed(store, n)
+        print(f"  seeded {n:,} memories in {time.perf_counter() - t0:.1f} s", flush=True)
+    keyword = bench_settings(db, embedding_source="none", retrieval_strategy="exact")
+    colds = [await cold(store, keyword, qs[i]) for i in range(3)]
+    p50, p99, cpu = await warm(store, keyword, qs)
+    line = (
+        f"{n:>9,} | cold {pct([c[0] for c in colds], 0.5):7.1f} ms (build CPU "
+        f"{pct([c[1] for c in colds], 0.5):6.1f} ms) | keyword p50 {p50:6.2f} p99 {p99:6.2f} "
+        f"ms, CPU {cpu:5.2f} ms/q"
     )
-    for n in sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "bench.db")
-            store = await Store.open(path)  # migrate
-            await store.close()
-            t0 = time.perf_counter()
-            seed(path, n, rng, words, weights)
-            seeded = time.perf_counter() - t0
-            lat = await measure(path, queries)
-        p50 = pct(lat, 0.5)
-        base = base or p50
-        print(
-            f"{n:>17,} {2 * n:>10,} {seeded:>7.1f} {p50:>8.2f} {pct(lat, 0.99):>8.2f} "
-            f"{p50 / base:>6.2f}"
-        )
+    if args.hybrid:
+        hybrid = bench_settings(db, embedding_source="static")
+        await ensure_vectors(store, hybrid)
+        h50, h99, hcpu = await warm(store, hybrid, qs)
+        line += f" | hybrid static p50 {h50:6.2f} p99 {h99:6.2f} ms, CPU {hcpu:5.2f} ms/q"
+    print(line, flush=True)
+    await store.close()
+    return p50
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    os.makedirs(args.data_dir, exist_ok=True)
+    qs = queries(args.queries)
+    print(f"recall latency, {args.queries} distinct LoCoMo questions per size", flush=True)
+    p50s = [await run_size(n, args, qs) for n in sizes]
+    if len(p50s) > 1:
+        print(f"keyword p50 growth {sizes[0]:,} → {sizes[-1]:,}: {p50s[-1] / p50s[0]:.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--sizes", default="1k,10k,100k")
     parser.add_argument("--queries", type=int, default=300)
-    args = parser.parse_args()
-    asyncio.run(main_async([int(s) for s in args.sizes.split(",")], args.queries))
+    parser.add_argument("--hybrid", action="store_true", help="also measure hybrid (static)")
+    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
+    asyncio.run(main_async(parser.parse_args()))
 
 
 if __name__ == "__main__":

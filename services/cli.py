@@ -16,6 +16,7 @@ from services import cli_control, cli_vectors
 from shared.control_api import key_view
 from shared.errors import MnemogateError
 from shared.jobs.queue import resolve_queue_name
+from shared.logs import configure_logging
 from shared.settings import Settings, load_settings
 from shared.store import Store
 from shared.store.connection import migrate, open_connection
@@ -29,6 +30,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None)
     worker = sub.add_parser("worker", help="run an arq worker (needs MNEMOGATE_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="drain the queue, then exit")
+    worker.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve the worker's Prometheus metrics on MNEMOGATE_HOST:N/metrics",
+    )
     sub.add_parser("migrate", help="apply database migrations")
     keys = sub.add_parser("keys", help="manage client API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -92,7 +100,15 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     host = args.host or settings.host
     port = args.port or settings.port
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=False)
+    # log_config=None: uvicorn's loggers go through the root handler (text or JSON lines)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        log_config=None,
+    )
     return 0
 
 
@@ -100,7 +116,12 @@ def _worker(settings: Settings, args: argparse.Namespace) -> int:
     from workers.worker import run_worker
 
     store_id = asyncio.run(_migrate_and_identify(settings))
-    return run_worker(settings, resolve_queue_name(settings.queue_name, store_id), burst=args.burst)
+    queue_name = resolve_queue_name(settings.queue_name, store_id)
+    if args.metrics_port is not None:
+        from workers.metrics_server import start_metrics_server
+
+        start_metrics_server(settings, queue_name, args.metrics_port)
+    return run_worker(settings, queue_name, burst=args.burst)
 
 
 async def _migrate_and_identify(settings: Settings) -> str:
@@ -231,7 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command is None:
         return 2
     try:
-        return command(load_settings(), args)
+        settings = load_settings()
+        configure_logging(settings.log_format)
+        return command(settings, args)
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

@@ -22,6 +22,8 @@ from shared.embedding.cache import EmbeddingCache
 from shared.embedding.select import select_source
 from shared.errors import ConfigurationError, EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
+from shared.recall_index import KeywordIndex, build_keyword_index
+from shared.recall_index.vectors import VectorMatrices
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
@@ -74,6 +76,15 @@ class Engine:
     cache: EmbeddingCache | None = None
     notes: list[str] = field(default_factory=list)
     warm: bool = False
+    keywords: KeywordIndex | None = None
+    """The in-memory keyword index (None: recall uses the SQL FTS5 tier)."""
+    matrices: VectorMatrices | None = None
+    """The sqlite-vec tier searched in memory (None: one SQL KNN per query)."""
+
+    async def close(self) -> None:
+        """Stop the keyword index's background work."""
+        if self.keywords is not None:
+            await self.keywords.close()
 
     async def warm_up(self) -> None:
         """Load the embedding model (local models load lazily) with one probe embedding.
@@ -166,7 +177,8 @@ class Engine:
                 log.warning("qdrant search failed, falling back to sqlite-vec: %s", exc)
             if not await self.sqlite_vec.usable_for(self.embedder.signature):
                 raise VectorIndexError("qdrant failed and sqlite-vec is not ready", code=degraded)
-        hits = await self.sqlite_vec.search(vector, scope, k, now)
+        found = await self.matrices.search(vector, scope, k, now) if self.matrices else None
+        hits = found if found is not None else await self.sqlite_vec.search(vector, scope, k, now)
         return VectorResult(hits, "vector", degraded)
 
     async def index(self, memories: Sequence[Memory], *, use_qdrant: bool) -> bool:
@@ -225,6 +237,46 @@ class Engine:
         return out
 
 
+def _embedding_source(
+    settings: Settings, http: httpx.AsyncClient, cache: EmbeddingCache, notes: list[str]
+) -> EmbeddingSource | None:
+    """The configured embedding source, or None (noted in ``notes``) when it is unavailable."""
+    try:
+        return select_source(
+            settings.embedding_source,
+            client=http,
+            base_url=settings.embedding_base_url,
+            api_key=settings.embedding_api_key,
+            model=settings.embedding_model,
+            dim=settings.embedding_dim or None,
+            timeout_s=settings.embedding_timeout_s,
+            cache_dir=default_model_dir(settings.db_path),
+            static_path=settings.static_model_path or None,
+            cache=cache,
+        )
+    except ConfigurationError as exc:
+        log.error("embedding source unavailable, keyword recall only: %s", exc.message)
+        notes.append(exc.message)
+        return None
+
+
+def _qdrant_index(
+    settings: Settings, qdrant_factory: Callable[[Settings], VectorIndex] | None
+) -> VectorIndex:
+    """The Qdrant tier from settings (or from ``qdrant_factory``, for tests)."""
+    if qdrant_factory is not None:
+        return qdrant_factory(settings)
+    from shared.vector_index.qdrant import make_qdrant_index
+
+    return make_qdrant_index(
+        settings.qdrant_url,
+        settings.qdrant_api_key,
+        settings.qdrant_collection,
+        settings.vector_quantization,
+        settings.qdrant_timeout_s,
+    )
+
+
 def build_engine(
     settings: Settings,
     store: Store,
@@ -240,24 +292,7 @@ def build_engine(
     """
     cache = EmbeddingCache(settings.embedding_cache_size, settings.embedding_cache_ttl_s)
     notes: list[str] = []
-    embedder: EmbeddingSource | None
-    try:
-        embedder = select_source(
-            settings.embedding_source,
-            client=http,
-            base_url=settings.embedding_base_url,
-            api_key=settings.embedding_api_key,
-            model=settings.embedding_model,
-            dim=settings.embedding_dim or None,
-            timeout_s=settings.embedding_timeout_s,
-            cache_dir=default_model_dir(settings.db_path),
-            static_path=settings.static_model_path or None,
-            cache=cache,
-        )
-    except ConfigurationError as exc:
-        log.error("embedding source unavailable, keyword recall only: %s", exc.message)
-        notes.append(exc.message)
-        embedder = None
+    embedder = _embedding_source(settings, http, cache, notes)
     sqlite_vec = SqliteVecIndex(
         store.writer,
         store.reader,
@@ -267,16 +302,14 @@ def build_engine(
     )
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
-        if qdrant_factory is None:
-            from shared.vector_index.qdrant import make_qdrant_index
-
-            qdrant = make_qdrant_index(
-                settings.qdrant_url,
-                settings.qdrant_api_key,
-                settings.qdrant_collection,
-                settings.vector_quantization,
-                settings.qdrant_timeout_s,
-            )
-        else:
-            qdrant = qdrant_factory(settings)
-    return Engine(embedder=embedder, sqlite_vec=sqlite_vec, qdrant=qdrant, cache=cache, notes=notes)
+        qdrant = _qdrant_index(settings, qdrant_factory)
+    keywords = build_keyword_index(settings, store)
+    return Engine(
+        embedder=embedder,
+        sqlite_vec=sqlite_vec,
+        qdrant=qdrant,
+        cache=cache,
+        notes=notes,
+        keywords=keywords,
+        matrices=VectorMatrices(sqlite_vec, keywords),
+    )

@@ -63,6 +63,14 @@ class PayloadTooLarge(MnemogateError):
     code = "payload_too_large"
 
 
+class RequestTimeout(MnemogateError):
+    """The request body did not arrive within ``body_read_timeout_s`` (HTTP 408)."""
+
+    status = 408
+    type = "invalid_request_error"
+    code = "request_timeout"
+
+
 class UpstreamUnavailable(MnemogateError):
     """The upstream provider could not be reached or failed at the transport level (HTTP 502)."""
 

@@ -8,7 +8,7 @@ the rows' times; imported rows are marked ``needs_reindex`` and one ``reindex`` 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import msgspec
 
@@ -87,12 +87,18 @@ def decode_line(line: bytes, line_no: int) -> ImportRow:
 
 
 async def import_lines(
-    store: Store, queue: JobQueue, p: Principal, lines: AsyncIterator[bytes]
+    store: Store,
+    queue: JobQueue,
+    p: Principal,
+    lines: AsyncIterator[bytes],
+    redact: Callable[[str], str] | None = None,
 ) -> ImportResult:
     """Import JSON Lines produced by :func:`export_lines`.
 
     Rows already present under another owner, or clashing with another memory's owner+user+key,
-    are skipped. A client may import only rows of its own key id.
+    are skipped. A client may import only rows of its own key id. ``redact`` (the
+    sensitive-content redaction, unless the caller asked for verbatim text) is applied to each
+    row's ``content`` before it is stored.
 
     Raises:
         InvalidRequest: a line is not a valid memory object (nothing after it is imported;
@@ -107,6 +113,8 @@ async def import_lines(
             continue
         row = decode_line(line, line_no)
         check_row_owner(p, row.owner_id, line_no)
+        if redact is not None:
+            row = msgspec.structs.replace(row, content=redact(row.content))
         batch.append(row)
         if len(batch) >= IMPORT_BATCH:
             w, s = await store.exports.import_rows(batch)

@@ -253,6 +253,8 @@ def _fold_case(token: str) -> str:
     are left as typed: unicode61 does not fold them, so lower-casing them here would make the
     query miss the indexed word.
     """
+    if token.isascii():  # fast path: ASCII case pairs are as old as Unicode itself
+        return token.lower()
     old_ucd = unicodedata.ucd_3_2_0
     out: list[str] = []
     for ch in token:
@@ -281,8 +283,11 @@ def query_terms(text: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:
     for cls, tok in _segmented_tokens(unicodedata.normalize("NFC", text)):
         term = _fold_case(tok)
         if cls == _WORD:
-            base = [c for c in term if unicodedata.category(c)[0] != "M"]
-            if len(base) <= 1 or term in STOP_WORDS:
+            if term.isascii():
+                letters = len(term)
+            else:
+                letters = sum(1 for c in term if unicodedata.category(c)[0] != "M")
+            if letters <= 1 or term in STOP_WORDS:
                 continue
         if not term or term in seen:
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import httpx
 
+from shared.outbound_guard import guarded_http_client
 from shared.settings import Settings
 
 
@@ -18,5 +19,9 @@ def http_timeout(settings: Settings) -> httpx.Timeout:
 
 
 def background_client(settings: Settings) -> httpx.AsyncClient:
-    """A new client with timeouts from ``settings``; the caller closes it (``aclose``)."""
-    return httpx.AsyncClient(timeout=http_timeout(settings))
+    """A new client with timeouts from ``settings``; the caller closes it (``aclose``).
+
+    Connections are vetted by the outbound (SSRF) policy at connect time
+    (:func:`shared.outbound_guard.guarded_http_client`).
+    """
+    return guarded_http_client(timeout=http_timeout(settings))

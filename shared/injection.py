@@ -54,6 +54,7 @@ Precedence when several flags are set: ``top_level_system`` > ``rejects_system_r
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 import re
 import unicodedata
@@ -155,6 +156,7 @@ _WS_RE = re.compile(r"\s+")
 _CATEGORY_RE = re.compile(r"[^a-z0-9_-]+")
 
 
+@functools.lru_cache(maxsize=16_384)
 def sanitize_memory_text(text: str) -> str:
     """Make memory text safe to place inside the block; returns one line.
 
@@ -166,6 +168,9 @@ def sanitize_memory_text(text: str) -> str:
       full-width brackets) is replaced by ``[tag removed]``, so a memory cannot close the block.
 
     Never raises. Removing ``Cf`` also removes ZWJ, so emoji ZWJ sequences show as their parts.
+    Memoised (a recalled memory's text is the same string object request after request, so a
+    hit costs one cached hash): the per-character filter runs once per memory text, not per
+    request.
     """
     cleaned = "".join(
         " " if ch.isspace() else ch

@@ -64,6 +64,18 @@ class ExportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     q: str | None = None
 
 
+class ImportQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Import options.
+
+    ``verbatim``: store each row's ``content`` exactly as given; by default (false) it goes
+    through the same sensitive-content redaction as learning and the API write paths (when
+    ``sensitive_filter`` is on), so an export from another system cannot plant secrets or
+    personal data at rest.
+    """
+
+    verbatim: bool = False
+
+
 class ListQuery(ExportQuery, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Listing filters: those of :class:`ExportQuery` (``q`` ranked by BM25 here) plus paging.
 
@@ -112,6 +124,24 @@ class SearchPreview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     session_id: str | None = None
     strategy: RetrievalStrategy | None = None
     budget: int | None = None
+    #: also list the candidates recall dropped and why (floor, duplicate, cap, budget)
+    explain: bool = False
+
+
+class DroppedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate recall did not inject.
+
+    ``reason`` ∈ floor | duplicate | cap | budget (see :mod:`shared.recall_explain`), its per-leg
+    ranks and scores, tokens and the memory.
+    """
+
+    reason: str
+    keyword_rank: int | None
+    vector_rank: int | None
+    keyword_score: float | None
+    vector_score: float | None
+    tokens: int
+    memory: MemoryView
 
 
 class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -128,6 +158,8 @@ class PreviewItem(msgspec.Struct, frozen=True, kw_only=True):
     keyword_score: float | None
     vector_score: float | None
     memory: MemoryView
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
 
 
 class PreviewResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,6 +176,10 @@ class PreviewResult(msgspec.Struct, frozen=True, kw_only=True):
     tokens_used: int
     embedding_source: str
     vector_tier: str
+    #: the exact memory block that would be injected ("" when nothing would be)
+    block: str = ""
+    #: with ``explain``: the candidates recall dropped, best-ranked first, with the reason
+    dropped: list[DroppedMemory] | None = None
 
 
 class JobAccepted(msgspec.Struct, frozen=True, kw_only=True):

@@ -91,6 +91,8 @@ def estimate_tokens(text: str) -> int:
     Cyrillic/Greek letter (cl100k: ~0.4-0.5, so a safe over-count) and 1.33 per 4-byte emoji.
     Over-counting is the safe direction for a budget.
     """
+    if text.isascii():  # fast path (C speed): ceil(bytes / 4)
+        return -(-len(text) // 4)
     encoded = text.encode("utf-8", errors="surrogatepass")
     ascii_bytes = sum(1 for b in encoded if b < 0x80)
     other_bytes = len(encoded) - ascii_bytes

@@ -8,7 +8,9 @@ memory failure: the request then goes upstream unchanged with a ``degraded`` rea
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
 from collections.abc import Sequence
 
 import msgspec
@@ -17,6 +19,7 @@ from shared.engine import Engine
 from shared.errors import MnemogateError
 from shared.forget_terms import without_named
 from shared.injection import RecalledMemory, format_memory_block
+from shared.metrics import note_recall
 from shared.models import Scope
 from shared.ranking import estimate_tokens
 from shared.retrieval import recall
@@ -25,6 +28,13 @@ from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
+
+
+@functools.lru_cache(maxsize=16_384)
+def _redacted(detector: SensitiveDetector, text: str) -> str:
+    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
+    requests, so redaction runs once per memory text rather than on every request."""
+    return detector.redact(text)
 
 
 class RecalledBlock(msgspec.Struct, kw_only=True):
@@ -40,6 +50,35 @@ class RecalledBlock(msgspec.Struct, kw_only=True):
 
 
 async def recall_block(
+    store: Store,
+    detector: SensitiveDetector,
+    settings: Settings,
+    scope: Scope,
+    query: str,
+    now: float,
+    engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
+) -> RecalledBlock:
+    """:func:`recall_block_untimed`, timed and recorded in the metrics.
+
+    :func:`shared.metrics.note_recall` gets the duration by tier, the memories and tokens in the
+    block and the degradation reason (the one metrics hook of every client format's recall).
+    """
+    started = time.perf_counter()
+    recalled = await recall_block_untimed(
+        store, detector, settings, scope, query, now, engine, forget
+    )
+    note_recall(
+        time.perf_counter() - started,
+        recalled.tier,
+        len(recalled.memory_ids),
+        recalled.tokens,
+        recalled.degraded,
+    )
+    return recalled
+
+
+async def recall_block_untimed(
     store: Store,
     detector: SensitiveDetector,
     settings: Settings,
@@ -79,7 +118,7 @@ async def recall_block(
     memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(
-            content=detector.redact(m.content) if settings.sensitive_filter else m.content,
+            content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
             created_at=m.created_at,
             category=m.category,
         )

@@ -1,13 +1,15 @@
 """Recall: find the memories worth injecting for one query, across tiers, with one set of filters.
 
-Tiers (DESIGN §4): keyword (FTS5 + BM25) always; vector (sqlite-vec or Qdrant) and hybrid RRF when
-an embedding source is configured. Every tier filters by owner, end user, session scope, expiry
-and retention inside the store query (:func:`shared.store.memories.visibility_sql`). The result is
-ranked, cut by a relevance floor, then walked under the token budget.
+Tiers (docs/ARCHITECTURE.md, "Recall engine"): keyword (BM25 over the in-memory index of
+:mod:`shared.recall_index`, or FTS5 without one) always; vector (sqlite-vec or Qdrant) and
+hybrid RRF when an embedding source is configured. Every tier applies the filters of
+:func:`shared.store.memories.visibility_sql` (owner, end user, session scope, expiry, retention).
+The result is ranked, cut by a relevance floor, then walked under the token budget.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import msgspec
@@ -26,6 +28,7 @@ from shared.ranking import (
     memory_tokens,
     order_candidates,
 )
+from shared.recall_index import KeywordIndex, bm25_params
 from shared.settings import Settings
 from shared.store.memories import MemoryStore, Retention
 
@@ -137,6 +140,112 @@ def _tier(vector_tier: str | None, keyword_used: bool) -> str:
     return "fts5"
 
 
+async def index_candidates(
+    index: KeywordIndex,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+    retention: Retention | None,
+) -> tuple[list[Candidate], dict[int, Memory]]:
+    """Keyword leg over the in-memory index: BM25 with the owner's own statistics and the
+    ``bm25_k1``/``bm25_b``/``recall_context_weight`` of ``settings`` (candidates best first)."""
+    index.reconfigure(bm25_params(settings))
+    rows = await index.search(
+        scope,
+        query,
+        limit=settings.recall_top_k,
+        now=now,
+        retention=retention,
+        common_df=settings.keyword_common_term_df,
+    )
+    candidates = [
+        Candidate(memory_id=m.id, score=score, rank=i + 1) for i, (m, score) in enumerate(rows)
+    ]
+    return candidates, {m.id: m for m, _ in rows}
+
+
+async def _keyword_leg(
+    store: MemoryStore,
+    engine: Engine | None,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+) -> tuple[list[Candidate], dict[int, Memory]]:
+    retention = retention_of(settings)
+    index = engine.keywords if engine is not None else None
+    if index is not None:
+        found = await index_candidates(index, scope, query, settings, now, retention)
+    else:
+        found = await keyword_candidates(
+            store,
+            scope,
+            query,
+            limit=settings.recall_top_k,
+            now=now,
+            retention=retention,
+            common_df=settings.keyword_common_term_df,
+        )
+    floored = apply_relevance_floor(found[0], relative_floor=settings.recall_relative_floor)
+    return floored, found[1]
+
+
+class _VectorLeg(msgspec.Struct):
+    candidates: list[Candidate]
+    tier: str | None = None
+    degraded: str | None = None
+
+
+async def _vector_leg(
+    engine: Engine, scope: Scope, query: str, settings: Settings, now: float
+) -> _VectorLeg:
+    assert engine.embedder is not None
+    min_similarity = settings.vector_min_similarity or engine.embedder.min_similarity
+    try:
+        result = await engine.vector_search(
+            query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
+        )
+    except (EmbeddingError, VectorIndexError) as exc:
+        return _VectorLeg([], None, exc.code or "vector_unavailable")
+    hits = [
+        Candidate(memory_id=h.memory_id, score=h.score, rank=i + 1)
+        for i, h in enumerate(result.hits)
+        if h.score >= min_similarity
+    ]
+    return _VectorLeg(hits, result.tier, result.degraded)
+
+
+async def _both_legs(
+    store: MemoryStore, engine: Engine, scope: Scope, query: str, settings: Settings, now: float
+) -> tuple[_VectorLeg, list[Candidate], dict[int, Memory]]:
+    """Vector and keyword legs concurrently (hybrid); keyword only after a failed vector leg
+    (semantic). A cancellation (the recall budget ran out) cancels both."""
+    vector_task = asyncio.ensure_future(_vector_leg(engine, scope, query, settings, now))
+    if settings.retrieval_strategy == "semantic":
+        vector = await vector_task
+        if vector.tier is not None:
+            return vector, [], {}
+        return vector, *await _keyword_leg(store, engine, scope, query, settings, now)
+    try:
+        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now)
+    except BaseException:
+        vector_task.cancel()
+        raise
+    return await vector_task, keyword, memories
+
+
+async def _memories_of(
+    store: MemoryStore, engine: Engine | None, scope: Scope, ids: list[int]
+) -> dict[int, Memory]:
+    """Memory records of vector hits: from the keyword index's cache, else one SQL read."""
+    found = engine.keywords.cached(scope, ids) if engine and engine.keywords else {}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        found.update(await store.get_many(missing))
+    return found
+
+
 async def recall(
     store: MemoryStore,
     scope: Scope,
@@ -148,63 +257,32 @@ async def recall(
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
     ``retrieval_strategy``: ``exact`` = keyword leg only; ``semantic`` = vector leg only (keyword
-    if the vector leg is unavailable); ``hybrid`` = weighted RRF of both legs, ``Σ w_i/(k+rank_i)``
-    (Cormack et al., SIGIR 2009) with ``rrf_k`` and per-leg weights from settings. Each leg is
-    floored first: keyword hits below ``recall_relative_floor`` × the best BM25, vector hits
-    below ``vector_min_similarity`` cosine. A vector-leg failure degrades to keyword with the
-    reason in ``degraded`` (Qdrant → sqlite-vec → FTS5, DESIGN §4).
+    if the vector leg is unavailable); ``hybrid`` = weighted RRF of both legs, run concurrently,
+    ``Σ w_i/(k+rank_i)`` (Cormack et al., SIGIR 2009) with ``rrf_k`` and per-leg weights from
+    settings. Each leg is floored first: keyword hits below ``recall_relative_floor`` × the best
+    BM25, vector hits below ``vector_min_similarity`` cosine. A vector-leg failure degrades to
+    keyword with the reason in ``degraded`` (Qdrant → sqlite-vec → keyword). The keyword leg uses
+    the engine's in-memory index (:mod:`shared.recall_index`) when there is one, else FTS5.
 
     Raises:
         StoreError: the keyword store failed (the caller degrades to no memory).
     """
-    retention = retention_of(settings)
-    strategy = settings.retrieval_strategy
-    want_vector = engine is not None and engine.enabled and strategy != "exact"
-    degraded: str | None = None
-    vector: list[Candidate] = []
-    vector_tier: str | None = None
     if not query_terms(query):
         # nothing searchable ("*", "AND OR NOT", emoji only): no leg has anything to go on
         return RecallResult(memories=[], tier="none")
+    want_vector = engine is not None and engine.enabled and settings.retrieval_strategy != "exact"
     if want_vector:
-        assert engine is not None and engine.embedder is not None
-        min_similarity = settings.vector_min_similarity or engine.embedder.min_similarity
-        try:
-            result = await engine.vector_search(
-                query,
-                scope,
-                settings.recall_top_k,
-                now,
-                use_qdrant=settings.vector_tier == "qdrant",
-            )
-            degraded = result.degraded
-            vector_tier = result.tier
-            vector = [
-                Candidate(memory_id=h.memory_id, score=h.score, rank=i + 1)
-                for i, h in enumerate(result.hits)
-                if h.score >= min_similarity
-            ]
-        except (EmbeddingError, VectorIndexError) as exc:
-            degraded = exc.code or "vector_unavailable"
-    use_keyword = strategy != "semantic" or vector_tier is None
-    keyword: list[Candidate] = []
-    memories: dict[int, Memory] = {}
-    if use_keyword:
-        keyword, memories = await keyword_candidates(
-            store,
-            scope,
-            query,
-            limit=settings.recall_top_k,
-            now=now,
-            retention=retention,
-            common_df=settings.keyword_common_term_df,
-        )
-        keyword = apply_relevance_floor(keyword, relative_floor=settings.recall_relative_floor)
+        assert engine is not None
+        vector_leg, keyword, memories = await _both_legs(store, engine, scope, query, settings, now)
+    else:
+        vector_leg = _VectorLeg([])
+        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now)
+    vector = vector_leg.candidates
     if not vector and not keyword:
-        return RecallResult(memories=[], tier="none", degraded=degraded)
+        return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
     if vector:
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
-        memories.update(await store.get_many(missing))
+        memories.update(await _memories_of(store, engine, scope, missing))
         fused = fuse_candidates(
             keyword,
             [c for c in vector if c.memory_id in memories],
@@ -224,7 +302,7 @@ async def recall(
     scores = {c.memory_id: c.score for c in ranked}
     return RecallResult(
         memories=chosen,
-        tier=_tier(vector_tier if vector else None, bool(keyword)),
-        degraded=degraded,
+        tier=_tier(vector_leg.tier if vector else None, bool(keyword)),
+        degraded=vector_leg.degraded,
         scores={m.id: scores[m.id] for m in chosen},
     )

@@ -63,6 +63,7 @@ class Runtime:
             await self.queue.close()
         finally:
             try:
+                await self.engine.close()  # the recall cache's background work
                 qdrant_close = getattr(self.engine.qdrant, "close", None)
                 if qdrant_close is not None:
                     await qdrant_close()

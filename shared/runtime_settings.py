@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from shared.errors import ConfigurationError, StoreError
+from shared.outbound_policy import check_outbound_settings
 from shared.sensitive import SensitiveDetector
 from shared.sensitive_patterns import build_detector
 from shared.settings import Settings, settings_fields
@@ -48,6 +49,8 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "host",
         "port",
         "admin_token",
+        "metrics_access",
+        "log_format",
         "max_body_bytes",
         "upstream_base_url",
         "upstream_api_key",
@@ -74,6 +77,8 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "qdrant_collection",
         "qdrant_timeout_s",
         "job_timeout_s",
+        "recall_cache_mb",
+        "recall_freshness_ms",
         "http_timeout_s",
         "http_connect_timeout_s",
     }
@@ -328,6 +333,7 @@ class RuntimeSettings:
             current = {k: v for k, v in row.data.items() if k in Settings.__struct_fields__}
             overrides, settings = validate_patch(self.base, current, patch)
             snapshot_of(settings, previous=self.snapshot)  # invalid patterns: 400, not stored
+            check_outbound_settings(settings)  # a blocked outbound URL: 400, not stored
             written = await self.store.write(overrides, expected_version=row.version)
             if written is not None:
                 async with self._lock:

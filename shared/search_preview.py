@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from shared.access_policy import Principal, readable_owners
+from shared.engine import Engine
 from shared.errors import InvalidRequest
 from shared.memory_api import (
     MAX_PREVIEW_BUDGET,
@@ -74,7 +75,12 @@ def preview_items(result: RecallResult) -> list[PreviewItem]:
 
 
 async def search_preview(
-    store: Store, settings: Settings, p: Principal, body: SearchPreview, now: float
+    store: Store,
+    settings: Settings,
+    p: Principal,
+    body: SearchPreview,
+    now: float,
+    engine: Engine | None = None,
 ) -> PreviewResult:
     """Run the recall code path (:func:`shared.retrieval.recall`) for ``body``.
 
@@ -89,7 +95,7 @@ async def search_preview(
     owner = _preview_owner(p, body)
     effective = _effective(settings, body)
     scope = Scope(owner_id=owner, user_id=body.user_id, session_id=body.session_id)
-    result = await recall(store.memories, scope, body.query, effective, now)
+    result = await recall(store.memories, scope, body.query, effective, now, engine)
     items = preview_items(result)
     return PreviewResult(
         items=items,

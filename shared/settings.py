@@ -16,10 +16,12 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
 from shared.errors import ConfigurationError
+from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
 
 ENV_PREFIX = "MNEMOGATE_"
@@ -37,6 +39,8 @@ RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
 ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
+MetricsAccess = Literal["open", "admin", "off"]
+LogFormat = Literal["text", "json"]
 Quantization = Literal["float32", "int8"]
 #: A provider's memory switch (providers file ``memory = ...``): what memory does for requests
 #: routed to it. Absent = inherit the global settings (docs/ARCHITECTURE.md, "Controlling memory").
@@ -82,6 +86,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 4 * 1024 * 1024
+    #: longest wait for a whole request body (seconds; /v1 and /api routes); then 408
+    body_read_timeout_s: float = 30.0
     admin_token: str = ""
     # default upstream provider
     upstream_base_url: str = "https://api.openai.com/v1"
@@ -116,6 +122,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_timeout_ms: int = 250
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
+    #: BM25 parameters of the in-memory keyword index (chosen on LoCoMo, see the README).
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.3
+    #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
+    recall_context_weight: float = 0.25
+    #: Byte budget of the per-process recall cache (least recently used owners are evicted).
+    recall_cache_mb: int = 512
+    #: A recall reads the change feed first when it was last read longer ago than this.
+    recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
     rrf_k: float = 2.0
@@ -168,10 +183,13 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
+    # observability
+    metrics_access: MetricsAccess = "admin"
+    log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes <= 0:
-            raise ConfigurationError("max_body_bytes must be positive")
+        if self.max_body_bytes <= 0 or self.body_read_timeout_s <= 0:
+            raise ConfigurationError("max_body_bytes and body_read_timeout_s must be positive")
         if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
@@ -180,6 +198,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
             raise ConfigurationError("rrf_k must be positive")
+        _check_recall_engine(self)
         if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
             raise ConfigurationError("upstream timeouts must be positive")
         if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
@@ -197,6 +216,25 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def embedded(self) -> bool:
         """True when no Redis URL is configured: jobs run in-process (embedded mode)."""
         return not self.redis_url
+
+
+MAX_FRESHNESS_MS = 1000
+"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+
+
+def _check_recall_engine(s: Settings) -> None:
+    """Validate the recall engine's settings.
+
+    Raises:
+        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
+            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
+    """
+    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
+        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
+    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
+        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
+        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 
 
 def settings_fields() -> tuple[str, ...]:
@@ -262,13 +300,28 @@ def load_providers(
     its ``kind`` preset fills the keys it does not set (:mod:`shared.provider_kinds`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds; or a
+            base URL's host is refused by the outbound policy (cloud metadata, link-local, ...:
+            :func:`shared.outbound_policy.blocked_host_reason`).
     """
     env = os.environ if environ is None else environ
     providers = {"default": default_provider(settings)}
-    if not settings.providers_file:
-        return providers
-    path = Path(settings.providers_file)
+    if settings.providers_file:
+        providers.update(_file_providers(Path(settings.providers_file), env))
+    for provider in providers.values():
+        reason = blocked_host_reason(urlsplit(provider.base_url).hostname or "")
+        if reason is not None and reason != "no host":
+            raise ConfigurationError(f"provider {provider.name!r}: base URL points at {reason}")
+    return providers
+
+
+def _file_providers(path: Path, env: Mapping[str, str]) -> dict[str, ProviderConfig]:
+    """The providers listed in the JSON or TOML file at ``path`` (see :func:`load_providers`).
+
+    Raises:
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds.
+    """
+    providers: dict[str, ProviderConfig] = {}
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)

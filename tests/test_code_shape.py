@@ -24,7 +24,6 @@ IN_FLIGHT: dict[str, str] = {
     "shared/fts_query.py": "engine (recall engine v2)",
     "shared/store/memories/__init__.py": "engine (keyword search in the memories store)",
     "shared/learning.py": "quality (learning split into steps)",
-    "shared/sensitive.py": "security",
 }
 
 

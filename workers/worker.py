@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
 import signal
 import time
@@ -94,6 +95,7 @@ def _on_startup(settings: Settings) -> StartupShutdown:
         ctx["jc"] = runtime.jobs
         await runtime.engine.warm_up()
         await start_reindex_if_needed(runtime.engine, runtime.queue)
+        gc.freeze()  # start-up objects leave the collected generations (docs/ARCHITECTURE.md)
 
     return startup
 

@@ -1,6 +1,11 @@
-"""Authentication of client API keys.
+"""Authentication of client API keys and of the admin token.
 
-(Bearer, or ``x-api-key`` on the Messages route) and of the admin token.
+Client keys come as ``Authorization: Bearer <key>``, or ``x-api-key`` on the Messages route.
+Tokens are compared as bytes: the headers are read from the raw ASGI header bytes (HTTP field
+values are octets, RFC 9110 §5.5), so any value a client can send — non-ASCII bytes, obs-text,
+stray control bytes — ends in a 401, never in an exception (a ``str`` holding a non-ASCII
+character makes :func:`hmac.compare_digest` raise ``TypeError``). See ``docs/ARCHITECTURE.md``
+("Authentication").
 """
 
 from __future__ import annotations
@@ -13,14 +18,48 @@ from shared.errors import AuthenticationFailed
 from shared.models import ApiKey
 from shared.store import Store
 
+_AUTHORIZATION = b"authorization"
+_BEARER = b"bearer"
+#: Optional whitespace around a field value and between scheme and token (RFC 9110 §5.6.3).
+_OWS = b" \t"
+
+
+def bearer_token_bytes(request: Request) -> bytes | None:
+    """The raw token of the first ``Authorization: Bearer <token>`` header, else None.
+
+    The scheme is matched case-insensitively (RFC 9110 §11.1); the token is everything after
+    the scheme and its separating whitespace, surrounding whitespace removed, and may hold any
+    byte. Never raises.
+    """
+    for name, value in request.scope.get("headers", ()):
+        if bytes(name).lower() != _AUTHORIZATION:
+            continue
+        scheme, sep, token = bytes(value).strip(_OWS).partition(b" ")
+        token = token.strip(_OWS)
+        if not sep or scheme.lower() != _BEARER or not token:
+            return None
+        return token
+    return None
+
 
 def bearer_token(request: Request) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, else None."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    """The token of an ``Authorization: Bearer <token>`` header as text, else None.
+
+    Only an ASCII token is returned (API keys and the admin token sent by real clients are
+    ASCII); a token with any other byte is treated as absent. Never raises.
+    """
+    token = bearer_token_bytes(request)
+    if token is None or not token.isascii():
         return None
-    return token.strip()
+    return token.decode("ascii")
+
+
+def _raw_header(request: Request, name: bytes) -> bytes | None:
+    """The first ``name`` header's raw value, surrounding whitespace removed, else None."""
+    for key, value in request.scope.get("headers", ()):
+        if bytes(key).lower() == name:
+            return bytes(value).strip(_OWS) or None
+    return None
 
 
 async def authenticate_client(request: Request, store: Store, *, x_api_key: bool = False) -> ApiKey:
@@ -30,24 +69,33 @@ async def authenticate_client(request: Request, store: Store, *, x_api_key: bool
     ``x-api-key: <key>``.
 
     Raises:
-        AuthenticationFailed: no key, or an unknown or revoked key (HTTP 401).
+        AuthenticationFailed: no key, a key with non-ASCII bytes (no key has one), or an
+            unknown or revoked key (HTTP 401).
     """
-    token = bearer_token(request)
-    if token is None and x_api_key:
-        token = request.headers.get("x-api-key", "").strip() or None
-    if token is None:
+    raw = bearer_token_bytes(request)
+    if raw is None and x_api_key:
+        raw = _raw_header(request, b"x-api-key")
+    if raw is None:
         hint = "'x-api-key: <key>' or " if x_api_key else ""
         raise AuthenticationFailed(f"missing api key: send {hint}'Authorization: Bearer <key>'")
-    key = await store.keys.authenticate(token)
+    if not raw.isascii():
+        raise AuthenticationFailed("invalid or revoked api key")
+    key = await store.keys.authenticate(raw.decode("ascii"))
     if key is None:
         raise AuthenticationFailed("invalid or revoked api key")
     return key
 
 
 def is_admin(request: Request, admin_token: str) -> bool:
-    """True when the bearer token equals the configured admin token (constant-time compare).
+    """True when the bearer token equals the configured admin token.
 
-    An empty ``admin_token`` disables admin access entirely.
+    Compared as bytes in constant time (:func:`hmac.compare_digest` on ``bytes``, which accepts
+    any byte values).
+
+    The admin token is compared in its UTF-8 encoding. An empty ``admin_token`` disables admin
+    access entirely. Never raises.
     """
-    token = bearer_token(request)
-    return bool(admin_token) and token is not None and hmac.compare_digest(token, admin_token)
+    token = bearer_token_bytes(request)
+    if not admin_token or token is None:
+        return False
+    return hmac.compare_digest(token, admin_token.encode("utf-8"))

@@ -1,16 +1,17 @@
 """One renderer for every error, in the shape of the route that failed.
 
 OpenAI's ``{"error": {"message", "type", "code"}}`` everywhere, except on the Anthropic
-Messages route (``/v1/messages``), which answers Anthropic's
+Messages routes (``/v1/messages`` and its ``/count_tokens``), which answer Anthropic's
 ``{"type": "error", "error": {"type", "message"}}`` so Anthropic clients read their own errors.
 """
 
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from services.gateway.memory_control import TOKENS_HEADER
@@ -26,11 +27,12 @@ _HTTP_TYPES = {
     403: ("permission_error", "forbidden"),
     404: ("not_found_error", "not_found"),
     405: ("invalid_request_error", "method_not_allowed"),
+    408: ("invalid_request_error", "request_timeout"),
     413: ("invalid_request_error", "payload_too_large"),
 }
 
 
-ANTHROPIC_ROUTES = frozenset({"/v1/messages"})
+ANTHROPIC_ROUTES = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 #: Routes that inject memory: every response of theirs says how many tokens memory added.
 MEMORY_ROUTES = frozenset({"/v1/chat/completions", "/v1/responses", "/v1/messages"})
 
@@ -52,10 +54,29 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+#: nginx's status for "client closed the request"; nobody reads it, the client is gone.
+CLIENT_CLOSED_REQUEST = 499
+
+
 async def mnemogate_error_handler(request: Request, exc: Exception) -> Response:
-    """Render a :class:`MnemogateError` with its own status, type and code."""
+    """Render a :class:`MnemogateError` with its own status, type and code.
+
+    A 408 also closes the connection (RFC 9110 §15.5.9): the rest of the body may still come.
+    """
     assert isinstance(exc, MnemogateError)
-    return error_response(exc.status, exc.message, exc.type, exc.code, request.url.path)
+    response = error_response(exc.status, exc.message, exc.type, exc.code, request.url.path)
+    if exc.status == HTTPStatus.REQUEST_TIMEOUT:
+        response.headers["connection"] = "close"
+    return response
+
+
+async def client_disconnect_handler(request: Request, exc: Exception) -> Response:
+    """A client that hung up while its body was read: log at debug level, answer nothing useful.
+
+    Not an error of the gateway, so neither the unhandled-error log nor a 5xx.
+    """
+    log.debug("client disconnected while sending the body of %s", request.url.path)
+    return Response(status_code=CLIENT_CLOSED_REQUEST)
 
 
 async def http_error_handler(request: Request, exc: Exception) -> Response:
@@ -73,6 +94,7 @@ async def unhandled_error_handler(request: Request, exc: Exception) -> Response:
 
 EXCEPTION_HANDLERS = {
     MnemogateError: mnemogate_error_handler,
+    ClientDisconnect: client_disconnect_handler,
     HTTPException: http_error_handler,
     Exception: unhandled_error_handler,
 }

@@ -71,11 +71,13 @@ async def begin(request: Request, fmt: WireFormat) -> Call:
     """Authenticate, read, validate and route one request.
 
     Raises:
-        AuthenticationFailed, PayloadTooLarge, InvalidRequest: rendered in the route's shape.
+        AuthenticationFailed, PayloadTooLarge, RequestTimeout, InvalidRequest: rendered in the
+            route's shape.
     """
     state = state_of(request)
     key = await authenticate_client(request, state.store, x_api_key=fmt.x_api_key)
-    raw = await read_body(request, state.settings.max_body_bytes)
+    settings = state.settings
+    raw = await read_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
     parsed = fmt.parse(raw)
     provider, upstream_model = proxy.select_provider(parsed.model, state.providers)
     proxy.require_format(provider, fmt.name)
@@ -214,7 +216,9 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     up = _upstream(call, request, memory.fields, policy)
     on_success = after_success(call, scope, control, memory, now, request_id)
     relay = relay_stream if call.parsed.stream else relay_json
-    return await relay(up, memory.headers, policy, on_success, fmt)
+    # embedded mode: learning is recorded before the response completes (docs/ARCHITECTURE.md)
+    durable = call.state.settings.embedded
+    return await relay(up, memory.headers, policy, on_success, fmt, durable=durable)
 
 
 async def serve_plain(request: Request, fmt: WireFormat) -> Response:

@@ -17,6 +17,8 @@ from multidict import CIMultiDictProxy
 
 from services.gateway.headers import credentials
 from shared.errors import InvalidRequest, UpstreamTimeout, UpstreamUnavailable
+from shared.metrics import upstream_timing
+from shared.outbound_guard import GuardedResolver
 from shared.settings import ProviderConfig, Settings
 
 MAX_CONNECTIONS = 512
@@ -27,14 +29,21 @@ def upstream_session(settings: Settings) -> aiohttp.ClientSession:
 
     Pooled keep-alive connections, timeouts from settings (``upstream_timeout_s`` total per request,
     ``upstream_connect_timeout_s`` to connect), no automatic decompression, no proxy variables from
-    the environment.
+    the environment; host names are vetted by the outbound policy when resolved
+    (:class:`shared.outbound_guard.GuardedResolver`).
     """
     timeout = aiohttp.ClientTimeout(
         total=settings.upstream_timeout_s, connect=settings.upstream_connect_timeout_s
     )
-    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=30)
+    connector = aiohttp.TCPConnector(
+        limit=MAX_CONNECTIONS, keepalive_timeout=30, resolver=GuardedResolver()
+    )
     return aiohttp.ClientSession(
-        connector=connector, timeout=timeout, auto_decompress=False, trust_env=False
+        connector=connector,
+        timeout=timeout,
+        auto_decompress=False,
+        trust_env=False,
+        trace_configs=[upstream_timing()],
     )
 
 
@@ -50,6 +59,25 @@ def select_provider(
     if sep and rest and prefix in providers and prefix != "default":
         return providers[prefix], rest
     return providers["default"], model
+
+
+def provider_for_format(providers: Mapping[str, ProviderConfig], fmt: str) -> ProviderConfig:
+    """The provider serving model-less requests of format ``fmt`` (stored Responses objects).
+
+    The default provider when it speaks ``fmt``, else the first provider of the providers file
+    that does.
+
+    Raises:
+        InvalidRequest: no provider speaks ``fmt`` (HTTP 400, ``code="unsupported_format"``).
+    """
+    default = providers["default"]
+    if default.speaks(fmt):
+        return default
+    for provider in providers.values():
+        if provider.speaks(fmt):
+            return provider
+    require_format(default, fmt)  # raises with the explanation
+    return default
 
 
 def require_format(provider: ProviderConfig, fmt: str) -> None:
@@ -125,8 +153,9 @@ async def open_stream(
     path: str,
     body: bytes,
     headers: Mapping[str, str],
+    method: str = "POST",
 ) -> aiohttp.ClientResponse:
-    """POST and return the response with its body unread.
+    """Send the request (POST unless ``method`` says otherwise); return it with its body unread.
 
     The caller must ``release()`` it (normal end) or ``close()`` it (abort, e.g. the client went
     away).
@@ -135,7 +164,9 @@ async def open_stream(
         UpstreamTimeout, UpstreamUnavailable: transport failure before the status line.
     """
     async with upstream_errors(provider):
-        return await session.post(provider.base_url + path, data=body, headers=headers)
+        return await session.request(
+            method, provider.base_url + path, data=body or None, headers=headers
+        )
 
 
 async def iter_stream(

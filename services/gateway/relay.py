@@ -2,9 +2,14 @@
 
 Streams are relayed chunk by chunk as they arrive (usage events included: nothing is filtered).
 An upstream failure after the status line ends the stream with an in-band error event in the
-route's format; a client disconnect closes the upstream response, which aborts the upstream
-request. ``on_success(assistant_text)`` runs after the response only when the exchange ended
-well: a 2xx JSON answer, or a stream that reached its format's successful end.
+route's format, and so does a stream the upstream ends cleanly without its format's successful
+terminal event (``shared/formats/stream_end.py``); a client disconnect closes the upstream
+response, which aborts the upstream request. ``on_success(assistant_text)`` runs only when the
+exchange ended well: a 2xx JSON answer, or a stream that reached its format's successful end. It
+runs after the response, or — ``durable`` (embedded mode: it records the learning job in SQLite) —
+before the response's last byte: before a JSON answer is sent, before a stream's successful end
+event is relayed, and before the end of a non-SSE body, so a crash never loses an exchange the
+client saw end (docs/ARCHITECTURE.md, "Embedded-mode durability").
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from starlette.types import Send
 
 from services.gateway import proxy
 from services.gateway.headers import HeaderPolicy, client_response_headers
-from shared.errors import MnemogateError
+from shared.errors import MnemogateError, UpstreamUnavailable
 from shared.formats.base import WireFormat
+from shared.formats.stream_end import StreamEnd
 from shared.settings import ProviderConfig
 
 SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
 OnSuccess = Callable[[str], Awaitable[None]]
+EARLY_END = "the upstream ended the stream before its final event: the answer is incomplete"
 
 
 class ClosingStreamingResponse(StreamingResponse):
@@ -74,14 +81,66 @@ async def relay_json(
     policy: HeaderPolicy,
     on_success: OnSuccess | None,
     fmt: WireFormat,
+    *,
+    durable: bool = False,
 ) -> Response:
     """POST, read the whole answer and pass it back (status, headers, body unchanged)."""
     reply = await proxy.post(up.session, up.provider, up.path, up.body, up.headers)
     task = None
     if reply.status < HTTPStatus.MULTIPLE_CHOICES and on_success is not None:
-        task = BackgroundTask(on_success, fmt.assistant_text(reply.body))
+        if durable:
+            await on_success(fmt.assistant_text(reply.body))
+        else:
+            task = BackgroundTask(on_success, fmt.assistant_text(reply.body))
     response = Response(reply.body, status_code=reply.status, background=task)
     return _with_headers(response, reply.headers, extra, policy)
+
+
+async def _whole_error(
+    upstream: aiohttp.ClientResponse, up: Upstream, extra: dict[str, str], policy: HeaderPolicy
+) -> Response:
+    """An error status before the first byte: forwarded whole, nothing learned."""
+    try:
+        async with proxy.upstream_errors(up.provider):
+            content = await upstream.read()
+    finally:
+        upstream.release()
+    response = Response(content, status_code=upstream.status)
+    return _with_headers(response, upstream.headers, extra, policy)
+
+
+class _StreamLearner:
+    """Runs ``on_success`` at most once, when a relayed stream ended well.
+
+    Well: an SSE stream whose format's successful terminal event arrived (``watch.status`` is
+    ``ok``), or a non-SSE body (a whole JSON answer to a streaming request) that ended cleanly.
+    """
+
+    def __init__(self, on_success: OnSuccess | None, fmt: WireFormat, *, sse: bool) -> None:
+        self.on_success = on_success
+        self.fmt = fmt
+        self.sse = sse
+        self.watch = StreamEnd(fmt.event_status)
+        self.kept = bytearray()
+        self.clean_end = False  # the upstream body ended without a transport failure
+        self.done = False
+
+    def feed(self, chunk: bytes) -> None:
+        """Keep ``chunk`` (up to :data:`SSE_CAPTURE_LIMIT` bytes) and follow its events."""
+        if len(self.kept) < SSE_CAPTURE_LIMIT:
+            self.kept.extend(chunk)
+        self.watch.feed(chunk)
+
+    async def learn(self) -> None:
+        """Call ``on_success(assistant text)`` if the exchange ended well and it has not run."""
+        if self.done or self.on_success is None:
+            return
+        if self.sse and self.watch.status == "ok":
+            self.done = True
+            await self.on_success(self.fmt.stream_outcome(bytes(self.kept)).text)
+        elif not self.sse and self.clean_end:
+            self.done = True
+            await self.on_success(self.fmt.assistant_text(bytes(self.kept)))
 
 
 async def relay_stream(
@@ -90,55 +149,85 @@ async def relay_stream(
     policy: HeaderPolicy,
     on_success: OnSuccess | None,
     fmt: WireFormat,
+    *,
+    durable: bool = False,
 ) -> Response:
-    """POST and relay the SSE answer as it arrives (an error status is relayed whole)."""
+    """POST and relay the SSE answer as it arrives (an error status is relayed whole).
+
+    An upstream that answers a streaming request with a whole JSON body (not
+    ``text/event-stream``) is relayed as is, and learned from after it ended cleanly. Learning
+    happens only when the format's successful terminal event arrived (clients may hang up right
+    after it); an early end, a failure or a non-success end teaches nothing.
+    """
     upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
     if upstream.status >= HTTPStatus.MULTIPLE_CHOICES:
-        # An error before the first byte: forward it whole, learn nothing.
-        try:
-            async with proxy.upstream_errors(up.provider):
-                content = await upstream.read()
-        finally:
-            upstream.release()
-        response = Response(content, status_code=upstream.status)
-        return _with_headers(response, upstream.headers, extra, policy)
-
-    kept = bytearray()
-    ended = False
+        return await _whole_error(upstream, up, extra, policy)
+    sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
+    learner = _StreamLearner(on_success, fmt, sse=sse)
     at_boundary = True  # the relayed bytes end between two events
 
     async def relay() -> AsyncIterator[bytes]:
-        nonlocal ended, at_boundary
+        nonlocal at_boundary
         try:
             async for chunk in proxy.iter_stream(upstream, up.provider):
-                if len(kept) < SSE_CAPTURE_LIMIT:
-                    kept.extend(chunk)
+                learner.feed(chunk)
                 at_boundary = chunk.endswith((b"\n\n", b"\r\n\r\n"))
+                if durable:
+                    await learner.learn()  # before the end event: clients may stop there
                 yield chunk
-            ended = True
+            learner.clean_end = True
+            if sse and learner.watch.finish() == "open":
+                raise UpstreamUnavailable(EARLY_END, code="upstream_incomplete")
+            if durable:
+                await learner.learn()  # before the end of the body is sent
         except MnemogateError as exc:
             # The status line is already sent: report the failure in-band and end the stream
             # (after a blank line when the upstream was cut inside an event).
-            event = fmt.stream_error(exc.message, exc.type, exc.code, bytes(kept))
+            event = fmt.stream_error(exc.message, exc.type, exc.code, bytes(learner.kept))
             yield event if at_boundary else b"\n\n" + event
         finally:
             # Runs on normal end and when the client disconnects (the task is cancelled):
             # closing the upstream response aborts the upstream request.
-            if ended:
+            if learner.clean_end:
                 upstream.release()
             else:
                 upstream.close()
 
-    async def after_stream() -> None:
-        # Complete when the format's successful end event arrived (clients may hang up right
-        # after it) or the upstream ended the stream normally without reporting a failure.
-        outcome = fmt.stream_outcome(bytes(kept))
-        if on_success is not None and (
-            outcome.status == "ok" or (ended and outcome.status == "open")
-        ):
-            await on_success(outcome.text)
-
     response = ClosingStreamingResponse(
-        relay(), status_code=upstream.status, background=BackgroundTask(after_stream)
+        relay(), status_code=upstream.status, background=BackgroundTask(learner.learn)
     )
+    return _with_headers(response, upstream.headers, extra, policy)
+
+
+async def relay_raw(
+    up: Upstream, method: str, extra: dict[str, str], policy: HeaderPolicy, fmt: WireFormat
+) -> Response:
+    """Send ``method`` and relay the answer as it arrives, whatever it is (JSON or SSE).
+
+    No capture, no success check: for pass-through routes that neither recall nor learn. A
+    transport failure after the status line ends an SSE answer with ``fmt``'s in-band error
+    event and simply ends any other answer.
+    """
+    upstream = await proxy.open_stream(
+        up.session, up.provider, up.path, up.body, up.headers, method=method
+    )
+    sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
+    clean_end = False
+
+    async def relay() -> AsyncIterator[bytes]:
+        nonlocal clean_end
+        try:
+            async for chunk in proxy.iter_stream(upstream, up.provider):
+                yield chunk
+            clean_end = True
+        except MnemogateError as exc:
+            if sse:
+                yield b"\n\n" + fmt.stream_error(exc.message, exc.type, exc.code, b"")
+        finally:
+            if clean_end:
+                upstream.release()
+            else:
+                upstream.close()
+
+    response = ClosingStreamingResponse(relay(), status_code=upstream.status)
     return _with_headers(response, upstream.headers, extra, policy)

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors
 from shared.errors import ConfigurationError
+from shared.metrics import note_embedding_cache
 
 _Key = tuple[str, bytes]
 
@@ -140,6 +141,7 @@ class CachedEmbeddingSource(EmbeddingSource):
                 missing.setdefault(text, []).append(i)
             else:
                 found[i] = vec
+        note_embedding_cache(len(found), len(texts) - len(found))
         if not missing:
             return np.stack([found[i] for i in range(len(texts))])
         miss_texts = list(missing)

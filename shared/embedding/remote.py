@@ -1,21 +1,20 @@
 """Embeddings from an OpenAI-compatible ``POST {base_url}/embeddings`` endpoint.
 
 The endpoint URL comes from settings an operator (or a tenant, through the settings API) controls,
-so it is validated like any server-side request target (OWASP SSRF prevention cheat sheet): only
-http(s), no credentials or query in the URL, and never a cloud metadata or link-local address.
-Loopback and private addresses stay allowed: self-hosted embedding servers live there.
+so it is validated like any server-side request target (:mod:`shared.outbound_policy`): only
+http(s), no credentials or query in the URL, never a cloud metadata, link-local or
+IPv4-embedding IPv6 address; names are checked again at connect time by the guarded HTTP client
+(:mod:`shared.outbound_guard`). Loopback and private addresses stay allowed: self-hosted
+embedding servers live there.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import math
-import socket
 from collections.abc import Sequence
 from http import HTTPStatus
-from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -23,78 +22,23 @@ import numpy as np
 
 from shared.embedding.base import EmbeddingSource, Vectors, empty_vectors, l2_normalize
 from shared.errors import ConfigurationError, EmbeddingError
+from shared.outbound_policy import validate_outbound_url
 
 #: Largest TCP port number.
 MAX_PORT = 65535
 
 log = logging.getLogger(__name__)
 
-#: Host names of cloud instance-metadata services (GCP, Azure/OpenStack aliases).
-_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
-#: Literal metadata addresses outside the link-local ranges: Alibaba Cloud, AWS IMDS over IPv6.
-_METADATA_IPS = frozenset(
-    {ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("fd00:ec2::254")}
-)
-#: Link-local ranges (RFC 3927, RFC 4291); 169.254.169.254 is the AWS/GCP/Azure metadata address.
-_LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
-
-
-def _literal_ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The IP address ``host`` spells, also legacy IPv4 forms (``2852039166``, ``0xA9.0xFE.…``)."""
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    if host and all(c in "0123456789abcdefx." for c in host) and host[0].isdigit():
-        try:
-            # inet_aton accepts the decimal/octal/hex forms resolvers also accept.
-            return ipaddress.IPv4Address(socket.inet_aton(host))
-        except OSError:
-            return None
-    return None
-
 
 def validate_endpoint_url(url: str) -> str:
-    """Check an embedding (or other upstream) base URL and return it without a trailing ``/``.
+    """Check an embedding (or other upstream) base URL.
 
-    Allowed: ``http``/``https`` URLs with a host, optional port and path, e.g.
-    ``http://127.0.0.1:8080/v1`` or ``https://api.openai.com/v1``.
+    See :func:`shared.outbound_policy.validate_outbound_url` (same contract, kept under this name).
 
     Raises:
-        ConfigurationError: another scheme; userinfo (``user:pass@``) in the URL; a query string
-            or fragment; no host; a bad port; a link-local host (169.254.0.0/16, fe80::/10, also
-            IPv4-mapped); or a cloud metadata host (``metadata.google.internal``,
-            ``100.100.100.200``, ``fd00:ec2::254``). Host names are not resolved here, so a name
-            that resolves to a metadata address (DNS rebinding) is not caught.
+        ConfigurationError: the URL is malformed or points at a blocked host or address.
     """
-    raw = url.strip()
-    try:
-        parts = urlsplit(raw)
-        port = parts.port
-    except ValueError as exc:
-        raise ConfigurationError(f"invalid endpoint URL: {exc}") from None
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ConfigurationError("endpoint URL must use http or https")
-    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
-        raise ConfigurationError("endpoint URL must not contain credentials; use the API key")
-    if "?" in raw or "#" in raw:
-        raise ConfigurationError("endpoint URL must not contain a query string or fragment")
-    host = (parts.hostname or "").rstrip(".").lower()
-    if not host:
-        raise ConfigurationError("endpoint URL has no host")
-    if port is not None and not 0 < port <= MAX_PORT:
-        raise ConfigurationError("endpoint URL has an invalid port")
-    if host in _METADATA_HOSTS:
-        raise ConfigurationError("endpoint URL points at a cloud metadata service")
-    ip = _literal_ip(host.split("%", 1)[0])
-    if ip is not None:
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        if ip in _METADATA_IPS:
-            raise ConfigurationError("endpoint URL points at a cloud metadata service")
-        if any(ip.version == net.version and ip in net for net in _LINK_LOCAL):
-            raise ConfigurationError("endpoint URL points at a link-local address")
-    return raw.rstrip("/")
+    return validate_outbound_url(url)
 
 
 class _Item(msgspec.Struct):

@@ -82,7 +82,7 @@ class StreamOutcome(msgspec.Struct, frozen=True):
     """What a captured stream says.
 
     The assistant's text and whether the stream reached its successful end (``ok``), reported a
-    failure (``failed``), or neither yet (``open``).
+    failure or ended unsuccessfully (``failed``), or neither yet (``open``).
     """
 
     text: str
@@ -128,6 +128,15 @@ class WireFormat(Protocol):
 
     def stream_outcome(self, data: bytes) -> StreamOutcome:
         """Read a captured (possibly truncated) stream."""
+        ...
+
+    def event_status(self, event: str, payload: bytes) -> StreamStatus:
+        """Classify one SSE event (name or ``""``, data payload) for the stream's end.
+
+        ``ok``: the format's successful terminal event; ``failed``: a failure or a terminal
+        event that is not a success; ``open``: any other event (see
+        ``shared/formats/stream_end.py``).
+        """
         ...
 
     def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:

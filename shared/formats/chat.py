@@ -21,6 +21,7 @@ from shared.formats.base import (
     openai_error,
 )
 from shared.formats.sse import event_bytes, iter_events
+from shared.formats.stream_end import fold_events
 from shared.injection import all_user_texts, inject, newest_user_text
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
@@ -122,30 +123,33 @@ class ChatFormat:
         return content if isinstance(content, str) else ""
 
     def stream_outcome(self, data: bytes) -> StreamOutcome:
-        """Concatenated ``choices[0].delta.content``.
-
-        ``ok`` once ``[DONE]`` was seen, ``failed`` when an ``error`` object came in-band.
-        """
+        """Concatenated ``choices[0].delta.content``; the status as :meth:`event_status` folds."""
         parts: list[str] = []
-        status: StreamStatus = "open"
         for _, payload in iter_events(data):
-            if payload.strip() == b"[DONE]":
-                status = "ok"
-                continue
             try:
                 event: Any = _decoder.decode(payload)
-            except msgspec.DecodeError:
-                continue
-            if isinstance(event, dict) and event.get("error"):
-                status = "failed"
-                continue
-            try:
                 content = event["choices"][0]["delta"].get("content")
-            except (KeyError, IndexError, TypeError, AttributeError):
+            except (msgspec.DecodeError, KeyError, IndexError, TypeError, AttributeError):
                 continue
             if isinstance(content, str):
                 parts.append(content)
-        return StreamOutcome("".join(parts), status)
+        return StreamOutcome("".join(parts), fold_events(iter_events(data), self.event_status))
+
+    def event_status(self, event: str, payload: bytes) -> StreamStatus:
+        """``ok`` for ``data: [DONE]``, ``failed`` for a chunk carrying an ``error`` object.
+
+        (OpenAI "Streaming": the stream is terminated by ``data: [DONE]``; OpenAI-compatible
+        servers report a failure mid-stream as ``data: {"error": {...}}``.)
+        """
+        if payload.strip() == b"[DONE]":
+            return "ok"
+        if b'"error"' not in payload:
+            return "open"
+        try:
+            decoded = _decoder.decode(payload)
+        except msgspec.DecodeError:
+            return "open"
+        return "failed" if isinstance(decoded, dict) and decoded.get("error") else "open"
 
     def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:
         """``data: {"error": {...}}`` (what OpenAI sends for a failure mid-stream)."""

@@ -11,7 +11,13 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.formats import raw as rawjson
-from shared.formats.base import ParsedRequest, Placement, StreamOutcome, openai_error
+from shared.formats.base import (
+    ParsedRequest,
+    Placement,
+    StreamOutcome,
+    StreamStatus,
+    openai_error,
+)
 
 
 class EmbeddingsRequest(msgspec.Struct, frozen=True):
@@ -46,6 +52,10 @@ class EmbeddingsFormat:
     def stream_outcome(self, data: bytes) -> StreamOutcome:
         """Embeddings do not stream."""
         return StreamOutcome("", "open")
+
+    def event_status(self, event: str, payload: bytes) -> StreamStatus:
+        """Embeddings do not stream: no event ends one."""
+        return "open"
 
     def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:
         """Embeddings do not stream; an OpenAI-style error event for completeness."""

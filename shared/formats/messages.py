@@ -34,7 +34,8 @@ from shared.formats.base import (
     StreamStatus,
     text_of_parts,
 )
-from shared.formats.sse import event_bytes, json_events
+from shared.formats.sse import event_bytes, event_type, iter_events, json_events
+from shared.formats.stream_end import fold_events
 from shared.injection import strip_memory_block
 
 _decoder = msgspec.json.Decoder()
@@ -171,20 +172,24 @@ class MessagesFormat:
         return text_of_parts(content, _TEXT) if isinstance(content, list) else ""
 
     def stream_outcome(self, data: bytes) -> StreamOutcome:
-        """``text_delta`` texts joined; ``ok`` after ``message_stop``, ``failed`` on ``error``."""
+        """``text_delta`` texts joined; the status as :meth:`event_status` folds."""
         parts: list[str] = []
-        status: StreamStatus = "open"
         for _, event in json_events(data):
-            kind = event.get("type") if isinstance(event, dict) else None
-            if kind == "content_block_delta":
+            if isinstance(event, dict) and event.get("type") == "content_block_delta":
                 delta = event.get("delta")
                 if isinstance(delta, dict) and isinstance(delta.get("text"), str):
                     parts.append(delta["text"])
-            elif kind == "message_stop":
-                status = "ok"
-            elif kind == "error":
-                status = "failed"
-        return StreamOutcome("".join(parts), status)
+        return StreamOutcome("".join(parts), fold_events(iter_events(data), self.event_status))
+
+    def event_status(self, event: str, payload: bytes) -> StreamStatus:
+        """``ok`` for ``message_stop``, ``failed`` on ``error``, else ``open``.
+
+        A ``data: [DONE]`` is not an end here: Anthropic streams end with ``message_stop``.
+        """
+        kind = event_type(event, payload)
+        if kind == "message_stop":
+            return "ok"
+        return "failed" if kind == "error" else "open"
 
     def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:
         """``event: error`` with Anthropic's error object."""
@@ -197,3 +202,18 @@ class MessagesFormat:
 
 
 MESSAGES = MessagesFormat()
+
+
+class CountTokensFormat(MessagesFormat):
+    """``POST /v1/messages/count_tokens``: a Messages request body, forwarded without memory."""
+
+    path = "/messages/count_tokens"
+
+    def place(
+        self, fields: rawjson.Fields, block: str, placement: Placement
+    ) -> rawjson.Fields | None:
+        """Never places anything (token counting must see the caller's request as sent)."""
+        return None
+
+
+COUNT_TOKENS = CountTokensFormat()

@@ -9,6 +9,8 @@ not kept (``{"a": 1}`` is forwarded as ``{"a":1}``).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -23,24 +25,71 @@ Fields = dict[str, Any]
 _encoder = msgspec.json.Encoder()
 
 
-def _invalid_json(exc: Exception) -> InvalidRequest:
+#: A ``\uXXXX`` escape of a UTF-16 surrogate not part of a high+low pair (RFC 8259 §7), preceded by
+#: an even number of backslashes (so it is an escape, not an escaped backslash and text).
+_LONE_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+
+
+def _invalid_json(exc: Exception, raw: bytes) -> InvalidRequest:
     if isinstance(exc, RecursionError):
         return InvalidRequest("request body is nested too deeply", code="invalid_json")
+    lone = _LONE_SURROGATE.search(raw)
+    if lone is not None:  # msgspec reports it as "Input data was truncated" or a bad pair
+        escape = lone.group(1).decode("ascii")
+        return InvalidRequest(
+            f"invalid JSON: lone surrogate {escape} at byte {lone.start(1)} (a \\ud800-\\udbff "
+            "escape must be followed by a \\udc00-\\udfff one; JSON text must be valid Unicode)",
+            code="invalid_json",
+        )
     return InvalidRequest(f"request body is not valid JSON: {exc}", code="invalid_json")
+
+
+def reject_duplicate_key(raw: bytes, key: str) -> None:
+    """Refuse a body whose top-level object names ``key`` more than once.
+
+    JSON parsers disagree on duplicate names (RFC 8259 §4: "the names within an object SHOULD
+    be unique"; most keep the last, some the first, some refuse), so a body with two ``model``
+    keys could be routed on one value and answered with another. Only bodies where the quoted
+    name occurs twice anywhere are parsed again (stdlib ``json``, values discarded).
+
+    Raises:
+        InvalidRequest: ``key`` occurs twice at the top level (``code="duplicate_key"``).
+    """
+    if raw.count(b'"' + key.encode() + b'"') <= 1:
+        return
+    last: list[list[tuple[str, Any]]] = [[]]
+
+    def keep(pairs: list[tuple[str, Any]]) -> None:
+        last[0] = pairs  # the top-level object is the last one completed
+
+    try:
+        json.loads(raw, object_pairs_hook=keep)
+    except (ValueError, RecursionError) as exc:
+        raise _invalid_json(exc, raw) from exc
+    if sum(1 for name, _ in last[0] if name == key) > 1:
+        raise InvalidRequest(
+            f"duplicate key '{key}' in the request body: send it once", code="duplicate_key"
+        )
 
 
 def decode_fields(raw: bytes) -> Fields:
     """The top-level object of ``raw`` as ``{name: msgspec.Raw}`` (order kept).
 
     Raises:
-        InvalidRequest: malformed JSON (``code="invalid_json"``) or not a JSON object.
+        InvalidRequest: malformed JSON (``code="invalid_json"``; a lone surrogate escape is named
+            as such), not a JSON object, or two top-level ``model`` keys (``duplicate_key``).
     """
     try:
-        return msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
+        fields = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
     except msgspec.ValidationError as exc:
         raise InvalidRequest("request body must be a JSON object") from exc
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise _invalid_json(exc) from exc
+        raise _invalid_json(exc, raw) from exc
+    reject_duplicate_key(raw, "model")
+    return fields
 
 
 def decode_typed(raw: bytes, type_: type[T]) -> T:
@@ -55,7 +104,7 @@ def decode_typed(raw: bytes, type_: type[T]) -> T:
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"invalid request body: {exc}") from exc
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise _invalid_json(exc) from exc
+        raise _invalid_json(exc, raw) from exc
 
 
 def raw_items(value: msgspec.Raw) -> list[msgspec.Raw]:

@@ -16,8 +16,9 @@ only the new user input gets its block the same way.
 
 Stream (OpenAI "Streaming events" reference): ``response.created``, ``response.in_progress``,
 ``response.output_item.added``, ``response.content_part.added``, ``response.output_text.delta``
-(``delta``), ..., and one terminal event: ``response.completed`` / ``response.incomplete``
-(success) or ``response.failed`` / ``error``. Every event carries ``sequence_number``.
+(``delta``), ..., and one terminal event: ``response.completed`` (the only success; nothing
+is learned otherwise), ``response.incomplete`` (cut short, e.g. by ``max_output_tokens``),
+``response.failed`` or ``error``. Every event carries ``sequence_number``.
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ from shared.formats.base import (
     end_user_of,
     openai_error,
 )
-from shared.formats.sse import event_bytes, json_events
+from shared.formats.sse import event_bytes, event_type, iter_events, json_events
+from shared.formats.stream_end import fold_events
 from shared.injection import all_user_texts, newest_user_text
 
 _decoder = msgspec.json.Decoder()
-_OK_END = frozenset({"response.completed", "response.incomplete"})
-_FAILED_END = frozenset({"response.failed", "error"})
+_OK_END = "response.completed"
+_FAILED_END = frozenset({"response.failed", "response.incomplete", "error"})
 
 
 class InputItem(msgspec.Struct, frozen=True):
@@ -141,18 +143,23 @@ class ResponsesFormat:
             return ""
 
     def stream_outcome(self, data: bytes) -> StreamOutcome:
-        """``response.output_text.delta`` deltas joined; terminal events decide the status."""
+        """``response.output_text.delta`` deltas joined; the status :meth:`event_status` folds."""
         parts: list[str] = []
-        status: StreamStatus = "open"
         for _, event in json_events(data):
             kind = event.get("type") if isinstance(event, dict) else None
             if kind == "response.output_text.delta" and isinstance(event.get("delta"), str):
                 parts.append(event["delta"])
-            elif kind in _OK_END:
-                status = "ok"
-            elif kind in _FAILED_END:
-                status = "failed"
-        return StreamOutcome("".join(parts), status)
+        return StreamOutcome("".join(parts), fold_events(iter_events(data), self.event_status))
+
+    def event_status(self, event: str, payload: bytes) -> StreamStatus:
+        """``ok`` for ``response.completed``, else ``failed`` for a terminal event, else ``open``.
+
+        ``response.failed``, ``response.incomplete`` and ``error`` are not successes.
+        """
+        kind = event_type(event, payload)
+        if kind == _OK_END:
+            return "ok"
+        return "failed" if kind in _FAILED_END else "open"
 
     def stream_error(self, message: str, type_: str, code: str | None, sent: bytes) -> bytes:
         """An ``error`` event.

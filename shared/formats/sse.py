@@ -16,6 +16,13 @@ _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
+class _Typed(msgspec.Struct):
+    type: str = ""
+
+
+_typed = msgspec.json.Decoder(_Typed)
+
+
 def iter_events(data: bytes) -> Iterator[tuple[str, bytes]]:
     r"""The events in ``data`` as ``(event name or "", data payload)``, in order.
 
@@ -44,6 +51,19 @@ def json_events(data: bytes) -> Iterator[tuple[str, Any]]:
             yield event, _decoder.decode(payload)
         except msgspec.DecodeError:
             continue
+
+
+def event_type(event: str, payload: bytes) -> str:
+    """The kind of one event: its ``event:`` name, else its JSON payload's ``type``, else ``""``.
+
+    (OpenAI Responses and Anthropic Messages streams name each event after its ``type``.)
+    """
+    if event:
+        return event
+    try:
+        return _typed.decode(payload).type
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
 
 
 def event_bytes(payload: Any, event: str | None = None) -> bytes:

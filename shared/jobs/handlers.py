@@ -6,14 +6,14 @@ longer than ``job_timeout_s``) raise :class:`TransientJobError`; the runner (in-
 in :mod:`workers.worker`) retries them with exponential backoff up to ``job_max_tries`` and then
 records a dead letter. Permanent failures (unknown job, malformed payload, a bug) are dead-lettered
 at once. A dead letter is visible three ways: an ERROR log line ``dead letter: job ...``, a
-``dead_letter`` event in ``memory_events`` (detail: job, job_id, tries, error, permanent, payload
-hex, so it can be re-enqueued by hand), and the ``dead_letters`` counter.
+``dead_letter`` event in ``memory_events`` (detail: job, job_id, tries, redacted error, permanent,
+and the payload's ids, counts and sha256 — never its text), and the ``dead_letters`` counter.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -43,6 +43,7 @@ from shared.jobs.payloads import (
     SweepPayload,
     VectorDeletePayload,
     decode_payload,
+    encode_payload,
     job_id_for,
 )
 from shared.jobs.reindex import embed_memories, reindex
@@ -52,6 +53,7 @@ from shared.lifecycle.key_cap import enforce_key_cap
 from shared.lifecycle.relevance import decay_relevance
 from shared.lifecycle.summarize import GroupSummary, summarize
 from shared.lifecycle.sweep import sweep
+from shared.metrics import note_job
 
 log = logging.getLogger("mnemogate.jobs")
 
@@ -94,8 +96,20 @@ async def _vector_delete(jc: JobContext, payload: msgspec.Struct) -> dict[str, A
 
 
 async def _reindex(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
+    """Run the reindex, then record a ``reindex`` event unless it had nothing to do.
+
+    The Studio follows its job by ``job_id`` in the event detail: the job's idempotency id, as the
+    enqueue returned it.
+    """
     assert isinstance(payload, ReindexPayload)
-    return await reindex(jc, payload)
+    result = await reindex(jc, payload)
+    if not (payload.force or result.get("embedded") or result.get("remaining")):
+        return result
+    detail = {k: v for k, v in result.items() if k in ("embedded", "remaining", "skipped")}
+    detail["job_id"] = job_id_for(REINDEX, encode_payload(payload))
+    detail["force"] = payload.force
+    await jc.store.events.record("reindex", payload.owner_id or "system", detail=detail)
+    return result
 
 
 async def _record_access(jc: JobContext, payload: msgspec.Struct) -> dict[str, Any]:
@@ -200,14 +214,51 @@ async def execute(jc: JobContext, job_name: str, data: bytes) -> dict[str, Any]:
     payload = decode_payload(job_name, data)
     await jc.refresh_settings()
     try:
-        return await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
+        result = await asyncio.wait_for(HANDLERS[job_name](jc, payload), jc.settings.job_timeout_s)
     except TRANSIENT_ERRORS as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"{type(exc).__name__}: {exc}") from exc
     except TimeoutError as exc:
+        note_job(job_name, "transient_error")
         raise TransientJobError(f"timed out after {jc.settings.job_timeout_s:g}s") from exc
+    except Exception:
+        note_job(job_name, "error")
+        raise
+    note_job(job_name, "ok")
+    return result
 
 
 DEAD_LETTER_RECORD_TRIES = 2
+#: Characters of a failure's error message kept in a dead letter (after redaction).
+DEAD_LETTER_ERROR_CHARS = 500
+
+
+def payload_fingerprint(job_name: str, data: bytes) -> dict[str, Any]:
+    """What a dead letter keeps of a payload: ids, counts and a hash — never its text.
+
+    Returns ``payload_sha256`` (hex of the encoded payload), ``payload_bytes`` and, when the
+    payload decodes, its identifying fields: ``owner_id``, ``user_id``, ``session_id``,
+    ``request_id`` (strings), ``turns`` (number of user turns), ``memory_ids`` (at most 50).
+    Never raises.
+    """
+    out: dict[str, Any] = {
+        "payload_sha256": hashlib.sha256(data).hexdigest(),
+        "payload_bytes": len(data),
+    }
+    try:
+        payload = decode_payload(job_name, data)
+    except Exception:  # malformed payload or unknown job: the hash is all there is
+        return out
+    for name in ("owner_id", "user_id", "session_id", "request_id"):
+        value = getattr(payload, name, None)
+        if isinstance(value, str):
+            out[name] = value[:256]
+    if isinstance(payload, LearnPayload):
+        out["turns"] = len(payload.user_turns)
+    ids = getattr(payload, "memory_ids", None)
+    if isinstance(ids, list):
+        out["memory_ids"] = ids[:50]
+    return out
 
 
 async def dead_letter(
@@ -222,32 +273,36 @@ async def dead_letter(
     """Make a failed job visible: ERROR log, ``dead_letter`` event, ``dead_letters`` counter.
 
     ``tries`` is the number of attempts made; ``permanent`` marks a failure that was not retried.
-    The event belongs to the payload's ``owner_id`` when it has one, else to ``system``; its
-    detail keeps the payload (hex) so the job can be re-enqueued. If the store cannot take the
-    event (two attempts, 0.5 s apart), the log line — which carries the payload too — is the
-    record. Never raises.
+    The event belongs to the payload's ``owner_id`` when it has one, else to ``system``. Neither
+    the event nor the log line holds the payload's text (user turns are personal data): they
+    keep the job id and :func:`payload_fingerprint` (ids, counts, sha256), and the error
+    message redacted by the sensitive-content detector and cut to
+    :data:`DEAD_LETTER_ERROR_CHARS` characters. A lost learn job is made good by the next
+    request of that conversation (the learning cursor did not move). If the store cannot take
+    the event (two attempts, 0.5 s apart), the log line is the record. Never raises.
     """
     job_id = job_id_for(job_name, data)
+    fingerprint = payload_fingerprint(job_name, data)
+    reason = jc.detector.redact(error)[:DEAD_LETTER_ERROR_CHARS]
     log.error(
-        "dead letter: job %s (%s) failed after %d tries%s: %s; payload_hex=%s",
+        "dead letter: job %s (%s) failed after %d tries%s: %s; payload_sha256=%s",
         job_name,
         job_id,
         tries,
         " (permanent)" if permanent else "",
-        error,
-        data.hex(),
+        reason,
+        fingerprint["payload_sha256"],
     )
     jc.count("dead_letters")
-    owner = "system"
-    with contextlib.suppress(Exception):  # malformed payload or unknown job: keep "system"
-        owner = str(getattr(decode_payload(job_name, data), "owner_id", None) or "system")
+    note_job(job_name, "dead_letter")
+    owner = str(fingerprint.get("owner_id") or "system")
     detail = {
         "job": job_name,
         "job_id": job_id,
         "tries": tries,
         "permanent": permanent,
-        "error": error[:500],
-        "payload_hex": data.hex(),
+        "error": reason,
+        **fingerprint,
     }
     for attempt in range(DEAD_LETTER_RECORD_TRIES):
         try:

@@ -8,6 +8,7 @@ Both take the same job names and msgspec payloads and end in the same handler co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
@@ -26,6 +27,47 @@ ENQUEUE_TIMEOUT_S = 2.0
 #: Unfinished in-process jobs recovered at start-up: outbox rows read per page, jobs run at once.
 RECOVERY_PAGE = 200
 RECOVERY_CONCURRENCY = 4
+#: Seconds between removing finished jobs' records and scrubbing the WAL (batches the
+#: checkpoints of a burst of jobs into one); a busy checkpoint is retried after as long.
+SCRUB_DELAY_S = 0.25
+
+
+class OutboxScrubber:
+    """Debounced :meth:`~shared.store.outbox.OutboxStore.scrub` after outbox rows are removed.
+
+    :meth:`request` schedules one scrub :data:`SCRUB_DELAY_S` later unless one is pending; a
+    scrub that SQLite answers busy (a reader on an old snapshot) is retried up to 20 times.
+    Failures are logged, never raised.
+    """
+
+    def __init__(self, outbox: OutboxStore) -> None:
+        self.outbox = outbox
+        self._task: asyncio.Task[None] | None = None
+
+    def request(self) -> None:
+        """Schedule a scrub (no-op when one is pending)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        for _ in range(20):
+            await asyncio.sleep(SCRUB_DELAY_S)
+            try:
+                if await self.outbox.scrub():
+                    return
+            except (StoreError, ValueError) as exc:  # ValueError: the store closed meanwhile
+                log.warning("could not scrub the write-ahead log: %s", exc)
+                return
+
+    async def close(self) -> None:
+        """Run a pending scrub now (shutdown), then stop."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StoreError, ValueError):
+                await task
+            with contextlib.suppress(StoreError, ValueError):
+                await self.outbox.scrub()
 
 
 def resolve_queue_name(queue_name: str, store_id: str) -> str:
@@ -52,7 +94,17 @@ class JobQueue(Protocol):
 
 
 def job_serializer(job: dict[str, Any]) -> bytes:
-    """Arq job envelope → MessagePack (replaces arq's default pickle)."""
+    """Arq job envelope → MessagePack (replaces arq's default pickle).
+
+    Arq serialises a finished job's result record (``arq:result:<id>``, kept ``keep_result``
+    seconds) with this function too; that record repeats the job's arguments, which for a learn
+    job are the user's turns. Result records (recognised by their ``s``uccess and ``r``esult
+    keys, arq 0.28 ``serialize_result``) are written with empty arguments: the result, its
+    timing and the job id stay (``Job.result()`` works, and arq still refuses a duplicate job
+    id while the record exists), the user's text does not stay in Redis after the job.
+    """
+    if "s" in job and "r" in job:
+        job = {**job, "a": [], "k": {}}
     return msgspec.msgpack.encode(job)
 
 
@@ -72,6 +124,7 @@ class ArqQueue:
         self.pool = pool
         self.outbox = outbox
         self.owns_pool = owns_pool
+        self.scrubber = OutboxScrubber(outbox)
 
     async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
         """Send to Redis under a deterministic ``_job_id`` (arq skips a duplicate id)."""
@@ -103,10 +156,13 @@ class ArqQueue:
                 break
             await self.outbox.remove(job.id)
             sent += 1
+        if sent:
+            self.scrubber.request()
         return sent
 
     async def close(self) -> None:
-        """Close the Redis connection pool if this queue owns it."""
+        """Scrub the WAL if relayed payloads wait for it; close the pool if this queue owns it."""
+        await self.scrubber.close()
         if self.owns_pool:
             await self.pool.aclose()
 
@@ -121,8 +177,10 @@ class InProcessQueue:
     removed once it has finished (done, or dead-lettered by the runner): a job that a crash or
     ``kill -9`` interrupted is still there at the next start, where :meth:`recover` runs it
     again (jobs are idempotent). If the outbox cannot be written the job still runs, without
-    that guarantee. The record is written when the job is enqueued, which for learning is just
-    after the response has been sent: a crash within those milliseconds loses that exchange.
+    that guarantee. The record is committed before :meth:`enqueue` returns; the gateway
+    enqueues learning before the response's last byte is sent (embedded mode), so a crash loses
+    at most the exchanges still in flight. After a job's record is removed the WAL is scrubbed
+    (:class:`OutboxScrubber`), so the payload's text does not stay at rest.
 
     A job whose id is already running is not started twice. :meth:`drain` waits for every
     running job (tests, shutdown).
@@ -131,6 +189,7 @@ class InProcessQueue:
     def __init__(self, runner: Runner, outbox: OutboxStore | None = None) -> None:
         self.runner = runner
         self.outbox = outbox
+        self.scrubber = OutboxScrubber(outbox) if outbox is not None else None
         self._tasks: dict[str, asyncio.Task[Any]] = {}
 
     async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
@@ -209,6 +268,8 @@ class InProcessQueue:
         if self.outbox is not None:
             try:
                 await self.outbox.remove_job(job_id)
+                if self.scrubber is not None:
+                    self.scrubber.request()
             except StoreError as exc:
                 log.warning(
                     "job %s done but its record stays (runs again at restart): %s", job_id, exc
@@ -220,5 +281,7 @@ class InProcessQueue:
             await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
 
     async def close(self) -> None:
-        """Drain."""
+        """Drain, then scrub the WAL of the finished jobs' payloads."""
         await self.drain()
+        if self.scrubber is not None:
+            await self.scrubber.close()

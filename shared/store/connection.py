@@ -13,7 +13,7 @@ import importlib.resources
 import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import aiosqlite
@@ -59,6 +59,9 @@ def _connect(path: str) -> sqlean.Connection:
         _enable_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted rows (finished job payloads, forgotten memories) are overwritten with zeros rather
+    # than left in free space (SQLite "PRAGMA secure_delete"); see OutboxStore.scrub for the WAL.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 
@@ -140,6 +143,20 @@ _TRANSACTION_LOCKS: weakref.WeakKeyDictionary[aiosqlite.Connection, asyncio.Lock
 )
 
 
+_COMMIT_HOOKS: weakref.WeakKeyDictionary[aiosqlite.Connection, list[Callable[[], None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def on_commit(conn: aiosqlite.Connection, hook: Callable[[], None]) -> None:
+    """Call ``hook()``.
+
+    Call ``hook()`` (synchronous, must not raise) after every :func:`transaction` on ``conn``
+    commits: the in-memory recall cache uses it to see this process's writes at once.
+    """
+    _COMMIT_HOOKS.setdefault(conn, []).append(hook)
+
+
 _UNDO_TASKS: set[asyncio.Task[None]] = set()  # strong references until each undo has run
 
 
@@ -156,9 +173,32 @@ async def _undo_begin(conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
         lock.release()
 
 
+def _lock_of(conn: aiosqlite.Connection) -> asyncio.Lock:
+    lock = _TRANSACTION_LOCKS.get(conn)
+    if lock is None:
+        lock = _TRANSACTION_LOCKS[conn] = asyncio.Lock()
+    return lock
+
+
 @contextlib.asynccontextmanager
-async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+async def outside_transactions(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
+    """Hold ``conn``'s transaction lock without opening a transaction.
+
+    For statements that must not run inside one (``PRAGMA wal_checkpoint``). Not re-entrant,
+    like :func:`transaction`.
+    """
+    async with _lock_of(conn):
+        yield conn
+
+
+@contextlib.asynccontextmanager
+async def transaction(
+    conn: aiosqlite.Connection, *, notify: bool = True
+) -> AsyncIterator[aiosqlite.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection.
+
+    ``notify`` False skips the :func:`on_commit` hooks (bookkeeping writes such as access
+    counters, which need not be seen at once).
 
     Transactions on one connection are serialised by a per-connection :class:`asyncio.Lock`:
     concurrent tasks (e.g. 50 arq jobs) share the writer connection, and without the lock a
@@ -169,9 +209,7 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
     the lock: no transaction is left without an owner holding the database's write lock. Not
     re-entrant: never nest ``transaction`` on one connection.
     """
-    lock = _TRANSACTION_LOCKS.get(conn)
-    if lock is None:
-        lock = _TRANSACTION_LOCKS[conn] = asyncio.Lock()
+    lock = _lock_of(conn)
     await lock.acquire()
     handed_off = False
     try:
@@ -191,6 +229,8 @@ async def transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Con
             await conn.execute("ROLLBACK")
             raise
         await conn.execute("COMMIT")
+        for hook in _COMMIT_HOOKS.get(conn, ()) if notify else ():
+            hook()
     finally:
         if not handed_off:
             lock.release()

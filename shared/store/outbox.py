@@ -1,6 +1,13 @@
 """The job outbox: jobs that could not be handed to Redis wait here until the relay sends them.
 
 Rows are keyed by the job's idempotency id, so writing the same job twice keeps one row.
+
+A payload holds the user's text (a learn job's turns), so a finished job leaves no copy at rest:
+connections delete with ``PRAGMA secure_delete`` (the row's bytes are zeroed in the database
+page), and :meth:`OutboxStore.scrub` checkpoints the write-ahead log and truncates it to zero
+bytes (``PRAGMA wal_checkpoint(TRUNCATE)``), which removes the WAL frames that still held the
+payload. The queues call it shortly after removing jobs (see ``docs/ARCHITECTURE.md``,
+"Job payloads at rest").
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ import time
 import aiosqlite
 import msgspec
 
-from shared.store.connection import store_errors, transaction
+from shared.store.connection import outside_transactions, store_errors, transaction
 
 
 class OutboxJob(msgspec.Struct, frozen=True):
@@ -87,3 +94,23 @@ class OutboxStore:
             async with self.conn.execute("SELECT COUNT(*) FROM job_outbox") as cur:
                 row = await cur.fetchone()
         return int(row[0]) if row else 0
+
+    async def scrub(self) -> bool:
+        """Checkpoint the WAL into the database file and truncate it to zero bytes.
+
+        Deleted payloads then survive neither in old WAL frames nor (with ``secure_delete``) in
+        the file.
+
+        Returns True when the checkpoint completed; False when a reader still used an old
+        snapshot (SQLite answered busy): the caller tries again later.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        with store_errors("checkpointing the write-ahead log"):
+            async with (
+                outside_transactions(self.conn),
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cur,
+            ):
+                row = await cur.fetchone()
+        return row is not None and int(row[0]) == 0

@@ -109,6 +109,24 @@ def response_events(model: str, text: str, chunks: int) -> Iterator[bytes]:
     )
 
 
+def stored_input_items() -> dict[str, Any]:
+    """A Responses API input item list (``GET /v1/responses/{id}/input_items``)."""
+    item = {
+        "id": "msg_in",
+        "type": "message",
+        "role": "user",
+        "status": "completed",
+        "content": [{"type": "input_text", "text": "hello"}],
+    }
+    return {
+        "object": "list",
+        "data": [item],
+        "first_id": "msg_in",
+        "last_id": "msg_in",
+        "has_more": False,
+    }
+
+
 # ---- Messages -------------------------------------------------------------------------------
 
 

@@ -11,7 +11,9 @@ Behaviour is programmable per test:
 - ``delay_s``: sleep before answering (for timeout tests); ``stream_chunk_delay_s`` between chunks;
 - ``delay_for``: optional ``callable(body) -> seconds`` to sleep before answering that request;
 - ``embedding_dim`` / ``embeddings_status``: behaviour of ``POST /v1/embeddings``;
-- ``extra_headers``: headers sent with every answer (rate limits, request ids...).
+- ``extra_headers``: headers sent with every answer (rate limits, request ids...);
+- ``stream_tail``: when not None, these bytes replace the final event of every stream
+  (``b""`` ends the stream cleanly without its terminal event).
 
 ``POST /v1/responses`` (OpenAI Responses) and ``POST /v1/messages`` (Anthropic Messages) answer
 in their own formats, JSON or SSE (see ``tests/fakes/formats.py``); every request to them and to
@@ -43,6 +45,7 @@ from tests.fakes.formats import (
     message_object,
     response_events,
     response_object,
+    stored_input_items,
 )
 from tests.fakes.server import ThreadedUvicorn
 
@@ -57,6 +60,8 @@ class Recorded:
     raw: bytes
     body: Any
     header_pairs: list[tuple[str, str]]
+    method: str = "POST"
+    query: str = ""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -104,6 +109,7 @@ class FakeUpstream:
         self.stream_cancelled = threading.Event()
         self.calls: list[Recorded] = []
         self.extra_headers: dict[str, str] = {}
+        self.stream_tail: bytes | None = None
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._server: ThreadedUvicorn | None = None
@@ -117,6 +123,10 @@ class FakeUpstream:
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
                 Route("/v1/responses", self._responses, methods=["POST"]),
                 Route("/v1/messages", self._messages, methods=["POST"]),
+                Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]),
+                Route("/v1/responses/{rid}", self._stored, methods=["GET", "DELETE"]),
+                Route("/v1/responses/{rid}/cancel", self._stored, methods=["POST"]),
+                Route("/v1/responses/{rid}/input_items", self._stored, methods=["GET"]),
             ]
         )
 
@@ -127,10 +137,33 @@ class FakeUpstream:
 
     async def _record(self, request: Request) -> Any:
         raw = await request.body()
-        body = json.loads(raw)
+        body = json.loads(raw) if raw else None
         pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-        self.calls.append(Recorded(request.url.path, raw, body, pairs))
+        query = request.url.query
+        self.calls.append(Recorded(request.url.path, raw, body, pairs, request.method, query))
         return body
+
+    async def _count_tokens(self, request: Request) -> Response:
+        await self._record(request)
+        if self.fail_status is not None:
+            return JSONResponse(ANTHROPIC_ERROR, status_code=self.fail_status)
+        return JSONResponse({"input_tokens": 42}, headers=self.extra_headers)
+
+    async def _stored(self, request: Request) -> Response:
+        """Retrieve, delete, cancel a stored response or list its input items (Responses API)."""
+        await self._record(request)
+        if self.fail_status is not None:
+            return JSONResponse(OPENAI_ERROR, status_code=self.fail_status)
+        rid = request.path_params["rid"]
+        if request.method == "DELETE":
+            payload: dict[str, Any] = {"id": rid, "object": "response.deleted", "deleted": True}
+        elif request.url.path.endswith("/input_items"):
+            payload = stored_input_items()
+        else:
+            cancelled = request.url.path.endswith("/cancel")
+            payload = response_object("fake-model", self.reply_text)
+            payload.update(id=rid, status="cancelled" if cancelled else "completed")
+        return JSONResponse(payload, headers=self.extra_headers)
 
     async def _responses(self, request: Request) -> Response:
         return await self._format_answer(await self._record(request), "responses")
@@ -155,9 +188,13 @@ class FakeUpstream:
         make_obj = response_object if kind == "responses" else message_object
         return JSONResponse(make_obj(model, self.reply_text), headers=self.extra_headers)
 
+    def _tailed(self, events: list[bytes]) -> list[bytes]:
+        """``events`` with the final one replaced by ``stream_tail`` when that is set."""
+        return events if self.stream_tail is None else [*events[:-1], self.stream_tail]
+
     async def _paced(self, events: Iterator[bytes]) -> AsyncIterator[bytes]:
         try:
-            for event in events:
+            for event in self._tailed(list(events)):
                 yield event
                 if self.stream_chunk_delay_s:
                     await asyncio.sleep(self.stream_chunk_delay_s)
@@ -259,7 +296,7 @@ class FakeUpstream:
                 "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
             }
             yield f"data: {json.dumps(done)}\n\n".encode()
-            yield b"data: [DONE]\n\n"
+            yield b"data: [DONE]\n\n" if self.stream_tail is None else self.stream_tail
         except (asyncio.CancelledError, GeneratorExit):
             self.stream_cancelled.set()
             raise
@@ -295,6 +332,7 @@ class FakeUpstream:
         self.stream_cancelled.clear()
         self.calls.clear()
         self.extra_headers = {}
+        self.stream_tail = None
         self.stream_chunks = 5
 
     def __enter__(self) -> FakeUpstream:

@@ -7,6 +7,7 @@ by another connection), never by mocking project code.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -20,7 +21,7 @@ from msgspec.structs import replace
 from shared.engine import build_engine
 from shared.extraction import EXTRACTION_PROMPT, ExtractedFact
 from shared.jobs.context import JobContext
-from shared.jobs.handlers import run_with_retries
+from shared.jobs.handlers import dead_letter, run_with_retries
 from shared.jobs.payloads import LEARN, LearnPayload, encode_payload
 from shared.learning import LearnResult, is_grounded, learn, sanitise_fact
 from shared.models import Memory
@@ -342,12 +343,29 @@ async def test_exhausted_retries_leave_a_dead_letter(make_jc, caplog):
     assert letter["tries"] == 2 and not letter["permanent"]
     assert "injected store failure" in letter["error"]
     assert (await jc.store.events.totals("k9"))["dead_letter"] == 1  # visible to the owner
-    # the payload is kept: once the fault is gone the job can be re-run from the record
+    # ids, counts and a hash are kept, never the user's text (neither hex nor plain)
+    assert letter["payload_sha256"] == hashlib.sha256(data).hexdigest()
+    assert letter["owner_id"] == "k9" and letter["turns"] == 1 and "payload_hex" not in letter
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    for text in (json.dumps(letter), logged):
+        assert "Odin" not in text and data.hex() not in text and "4f64696e" not in text
+    # the cursor did not move: the conversation's next request (same turns) learns it
     drop_fault(jc.settings.db_path)
-    again = await run_with_retries(jc, LEARN, bytes.fromhex(letter["payload_hex"]))
+    again = await run_with_retries(jc, LEARN, data)
     assert again is not None and [m.content for m in await facts_of(jc, "k9")] == [
         "User prefers Odin"
     ]
+
+
+async def test_dead_letter_error_messages_are_redacted(make_jc, caplog):
+    jc = await make_jc()
+    data = encode_payload(payload(["my email is jane.doe@example.com"], owner="k3"))
+    with caplog.at_level("ERROR", logger="mnemogate.jobs"):
+        await dead_letter(jc, LEARN, data, "ValueError: bad row jane.doe@example.com", tries=1)
+    (letter,) = await events(jc, "dead_letter")
+    assert letter["error"] == "ValueError: bad row [email]"
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "jane.doe" not in json.dumps(letter) and "jane.doe" not in logged
 
 
 async def test_permanent_failure_is_dead_lettered_at_once(make_jc):

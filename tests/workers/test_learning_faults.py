@@ -237,8 +237,11 @@ def test_worker_retries_transient_failures_and_dead_letters_exhausted_jobs(
     )
     letter = json.loads(str(detail))
     assert owner_id == owner and letter["job"] == LEARN and letter["tries"] == 3
-    assert "injected store failure" in letter["error"] and letter["payload_hex"]
+    assert "injected store failure" in letter["error"] and len(letter["payload_sha256"]) == 64
     wait_until(lambda: "dead letter: job learn" in log.read_text(), 5, "the log line")
+    # ids and a hash, never the user's text, in the event and the worker's log
+    assert "Odin" not in str(detail) and "Odin" not in log.read_text()
+    assert "payload_hex" not in letter and "payload_hex" not in log.read_text()
     assert not any("Odin" in m.content for m in gw.memories(owner))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from services.gateway.api import control, engine, memories, openapi, settings
+from services.gateway.api import control, engine, events, memories, openapi, settings
 
 API_ROUTES: list[Route] = [
     Route("/api/openapi.json", openapi.openapi_json, methods=["GET"]),
@@ -31,4 +31,5 @@ API_ROUTES: list[Route] = [
     Route("/api/usage", control.usage, methods=["GET"]),
     Route("/api/settings", settings.get_settings, methods=["GET"]),
     Route("/api/settings", settings.put_settings, methods=["PUT"]),
+    Route("/api/events", events.events, methods=["GET"]),
 ]

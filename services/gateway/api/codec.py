@@ -27,8 +27,10 @@ async def decode_body(request: Request, type_: type[T]) -> T:
 
     Raises:
         InvalidRequest: not JSON, or not valid for ``type_``. PayloadTooLarge: body too big.
+        RequestTimeout: the body did not arrive within ``body_read_timeout_s``.
     """
-    raw = await read_body(request, state_of(request).settings.max_body_bytes)
+    settings = state_of(request).settings
+    raw = await read_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
     if not raw.strip():
         raw = b"{}"
     try:

@@ -19,11 +19,12 @@ from services.gateway.api.codec import decode_body, decode_query, json_response
 from services.gateway.state import state_of
 from shared import export_import, memory_crud
 from shared import memory_stats as stats
-from shared import search_preview as preview
 from shared.errors import InvalidRequest, PayloadTooLarge
+from shared.explained_preview import explained_preview
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     ListQuery,
     MemoryCreate,
     SearchPreview,
@@ -146,21 +147,36 @@ async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def import_memories(request: Request) -> Response:
     """``POST /api/memory/import`` (JSON Lines body) → ``{"written", "skipped", "lines"}``.
 
-    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole).
+    The body limit is 256 × ``max_body_bytes`` (streamed, never held whole). Content is
+    redacted like learned text unless ``?verbatim=true`` (:class:`ImportQuery`).
     """
     principal = await principal_of(request)
     state = state_of(request)
+    options = decode_query(request, ImportQuery)
+    redact = None if options.verbatim else state.redactor()
     lines = _lines(request, state.settings.max_body_bytes * 256)
-    result = await export_import.import_lines(state.store, state.queue, principal, lines)
+    result = await export_import.import_lines(state.store, state.queue, principal, lines, redact)
     return json_response(result)
 
 
 async def search_preview(request: Request) -> Response:
-    """``POST /api/memory/search-preview`` → ranked memories with score, tier and tokens."""
+    """``POST /api/memory/search-preview`` → what recall would inject, explained.
+
+    Ranked memories with score, tier, tokens and per-leg ranks, the block text and (``explain``)
+    the dropped candidates.
+    """
     principal = await principal_of(request)
     body = await decode_body(request, SearchPreview)
     state = state_of(request)
-    result = await preview.search_preview(state.store, state.settings, principal, body, time.time())
+    result = await explained_preview(
+        state.store,
+        state.settings,
+        principal,
+        body,
+        time.time(),
+        state.jobs.engine,
+        state.redactor(),
+    )
     return json_response(result)
 
 

@@ -16,9 +16,11 @@ from starlette.responses import Response
 
 from services.gateway.api import control
 from services.gateway.api.codec import json_response
+from shared.event_log import EventPage, EventQuery
 from shared.memory_api import (
     BulkDelete,
     ExportQuery,
+    ImportQuery,
     JobAccepted,
     ListQuery,
     MemoryCreate,
@@ -47,6 +49,9 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     ImportRow,
     ListQuery,
     ExportQuery,
+    ImportQuery,
+    EventQuery,
+    EventPage,
     *control.SCHEMA_STRUCTS,
 )
 
@@ -211,8 +216,12 @@ OPERATIONS: tuple[Op, ...] = (
     Op(
         path="/api/memory/import",
         method="post",
-        summary="Import JSON Lines from an export (idempotent on id, keeps times)",
+        summary=(
+            "Import JSON Lines from an export (idempotent on id, keeps times); content is "
+            "redacted like learned text unless verbatim=true"
+        ),
         body="ImportRow",
+        query="ImportQuery",
         body_media="application/x-ndjson",
         response="ImportResult",
     ),
@@ -282,6 +291,16 @@ OPERATIONS: tuple[Op, ...] = (
         summary="Change runtime settings (admin); other processes apply it within refresh_s",
         body="SettingsPatch",
         response="SettingsView",
+    ),
+    Op(
+        path="/api/events",
+        method="get",
+        summary=(
+            "Events timeline, newest first (learning, injections, forgets, evictions, dead "
+            "letters, settings changes); a client key reads its own owner's only"
+        ),
+        response="EventPage",
+        query="EventQuery",
     ),
     *(Op(**spec) for spec in control.OPERATIONS),
 )

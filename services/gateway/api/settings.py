@@ -39,4 +39,8 @@ async def put_settings(request: Request) -> Response:
     patch = await decode_body(request, dict[str, Any])
     runtime = state_of(request).runtime.live
     await runtime.update(patch)
+    # the timeline shows which fields changed, never their values (some are secrets)
+    await state_of(request).store.events.record(
+        "settings_change", "system", detail={"fields": sorted(patch)}
+    )
     return json_response(runtime.view())

@@ -352,7 +352,7 @@ class MemoryStore:
             return
         counts = Counter(ids)
         with store_errors("recording access"):
-            async with transaction(self.conn):
+            async with transaction(self.conn, notify=False):
                 await self.conn.executemany(
                     "UPDATE memories SET access_count = access_count + ?, last_accessed_at = "
                     "MAX(COALESCE(last_accessed_at, 0), ?) WHERE id = ?",

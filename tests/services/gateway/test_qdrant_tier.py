@@ -356,7 +356,8 @@ def test_worker_retries_qdrant_writes_until_it_recovers(
         assert created.status_code == 201, created.text
         wait_until(lambda: len(fake_qdrant.requests) > 0, "a first (failing) attempt")
         rowid = gw.memories(key_id)[0].id
-        assert vec_rows(gw.settings.db_path, rowid) == 1  # sqlite-vec does not wait for Qdrant
+        # sqlite-vec does not wait for Qdrant (the first request seen may be the start-up check)
+        wait_until(lambda: vec_rows(gw.settings.db_path, rowid) == 1, "the sqlite-vec row")
         recovered = len(fake_qdrant.requests)
         fake_qdrant.fail_status = None
         wait_until(lambda: rowid in written_ids(fake_qdrant, recovered, ""), "the retried upsert")

@@ -285,7 +285,9 @@ def test_store_failure_degrades_and_proxies_unchanged(gateway, upstream, key):
     seed(gateway, key_id, "User prefers TypeScript")
 
     async def break_fts(store):
+        # the keyword index reads the store's change feed and rows; the FTS5 tier the table
         await store.writer.execute("DROP TABLE memory_fts")
+        await store.writer.execute("DROP TABLE memory_changes")
 
     gateway.with_store(break_fts)
     msgs = [{"role": "user", "content": "Which language do I prefer?"}]

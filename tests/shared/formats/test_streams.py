@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+from shared.formats import stream_end
 from shared.formats.chat import CHAT
 from shared.formats.messages import MESSAGES
 from shared.formats.responses import RESPONSES
 from shared.formats.sse import iter_events
+from shared.formats.stream_end import StreamEnd, fold
 from tests.fakes.formats import message_events, response_events
 
 
@@ -66,3 +68,46 @@ def test_chat_stream_done_and_in_band_error():
     first = data[: data.index(b"\n\n") + 2]
     assert CHAT.stream_outcome(first + err).status == "failed"
     assert json.loads(err[len(b"data: ") :])["error"]["code"] == "upstream_timeout"
+
+
+def test_only_the_successful_terminal_event_is_ok_per_format():
+    chat = b'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n'
+    assert CHAT.stream_outcome(chat).status == "open"
+    assert (
+        CHAT.stream_outcome(chat + b'data: {"error": {"message": "x"}}\n\ndata: [DONE]\n\n').status
+        == "failed"
+    )
+    responses = b"".join(response_events("m", "a b", 2))
+    cut = responses[: responses.index(b"event: response.completed")]
+    incomplete = b'event: response.incomplete\ndata: {"type":"response.incomplete"}\n\n'
+    assert RESPONSES.stream_outcome(cut + incomplete).status == "failed"
+    assert RESPONSES.event_status("", b'{"type":"response.completed"}') == "ok"
+    messages = b"".join(message_events("c", "a b", 2))
+    no_stop = messages[: messages.index(b"event: message_stop")]
+    assert MESSAGES.stream_outcome(no_stop).status == "open"
+    assert MESSAGES.stream_outcome(no_stop + b"data: [DONE]\n\n").status == "open"
+    assert MESSAGES.event_status("", b'{"type":"message_stop"}') == "ok"
+
+
+def test_stream_end_follows_events_split_across_chunks():
+    data = b"".join(message_events("c", "one two three", 3)).replace(b"\n", b"\r\n")
+    watch = StreamEnd(MESSAGES.event_status)
+    for i in range(0, len(data), 7):  # boundaries and CRLFs straddle chunks
+        watch.feed(data[i : i + 7])
+        if i + 7 < len(data) - 40:
+            assert watch.status == "open"
+    assert watch.finish() == "ok"
+    cut = StreamEnd(CHAT.event_status)
+    cut.feed(b'data: {"choices":[]}\n\ndata: [DO')
+    assert cut.status == "open"
+    cut.feed(b"NE]")  # the final event without its blank line still counts at the end
+    assert cut.finish() == "ok"
+
+
+def test_stream_end_skips_an_oversized_event(monkeypatch):
+    monkeypatch.setattr(stream_end, "MAX_PENDING_BYTES", 64)
+    watch = StreamEnd(CHAT.event_status)
+    watch.feed(b"data: " + b"x" * 100)
+    watch.feed(b"yy\n\ndata: [DONE]\n\n")
+    assert watch.finish() == "ok"
+    assert fold("ok", "failed") == "failed" and fold("open", "ok") == "ok"

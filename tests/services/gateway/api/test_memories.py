@@ -148,9 +148,12 @@ def test_search_preview_uses_recall(api: Api) -> None:
     )
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["tier"] == "fts5" and body["budget"] == 500
+    # the preview runs recall with the gateway's engine, as a chat request does
+    assert body["tier"] == "hybrid" and body["budget"] == 500
     assert [i["memory"]["id"] for i in body["items"]] == [tea["id"]]
     item = body["items"][0]
+    assert item["keyword_rank"] == 1 and item["vector_rank"] is not None
+    assert "I like green tea in the morning" in body["block"] and body["dropped"] is None
     assert item["tokens"] > 0 and item["score"] is not None and item["rank"] == 1
     assert body["tokens_used"] == item["tokens"]
     r = api.a.http.post("/api/memory/search-preview", json={"query": "tea", "budget": 0})

@@ -1,0 +1,308 @@
+"""What users meet: mnemogate side by side with a bare pass-through, on real chat text.
+
+Usage::
+
+    python bench/gateway.py [--sizes 1k,10k,100k] [--configs off,keyword,static,minilm]
+        [--quick] [--c1 N] [--c10 N] [--c50 N] [--data-dir data]
+        [--routes chat,responses,messages]
+
+One run measures, in this order and on the same machine state: the fake upstream alone, a
+minimal Starlette + uvicorn + aiohttp pass-through (``bench/_passthrough.py``) and mnemogate
+(embedded mode) with memory off (``x-mnemogate-no-memory``), keyword recall (``exact``), hybrid
+with the static table and hybrid with ONNX MiniLM, each at every size. Servers under test are
+pinned to CPU 0 with ``taskset`` when it exists (the upstream and this client share the rest).
+
+The calling key owns N memories among 10 owners (nine others hold 1,000 each), written through
+the product's write path (``MemoryStore.upsert_many``, vectors through the engine) with LoCoMo
+turns (``bench/_corpus.py``); databases are built once under ``--data-dir`` (gitignored) and
+reused. Every request body is a distinct LoCoMo question; measured requests carry
+``x-mnemogate-no-learn`` (learning off). Printed per configuration: added p50/p90/p99 at c=1
+(latency minus the upstream alone), server CPU ms per request (``/proc``), req/s at c=10 and
+c=50, p99 at c=50, the share of requests that lost memory (a ``x-mnemogate-memory-degraded``
+header), peak RSS, and each as a ratio to the pass-through.
+
+``--routes chat,responses,messages`` (default ``chat``: the table above) instead measures, for each
+configuration and size, the client formats side by side against the fake upstream alone on the
+same route: added p50/p90 at c=1 for JSON and streamed requests and the time to the first content
+delta, each as a ratio to the chat route's (``bench/_routes.py``); ``--c1`` sets the requests per
+route, target and mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import aiohttp
+
+from bench._corpus import queries
+from bench._routes import ROUTES, Target, sample, table
+from bench._servers import fake_upstream, free_port, process, wait_port
+from bench.recall_latency import (
+    OTHERS,
+    STATIC_TABLE,
+    bench_settings,
+    ensure_vectors,
+    parse_size,
+    pct,
+)
+from shared.models import NewMemory
+from shared.store import Store
+
+CONFIGS = {
+    "off": {"retrieval_strategy": "exact", "embedding_source": "none"},
+    "keyword": {"retrieval_strategy": "exact", "embedding_source": "none"},
+    "static": {"retrieval_strategy": "hybrid", "embedding_source": "static"},
+    "minilm": {"retrieval_strategy": "hybrid", "embedding_source": "transformers"},
+}
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def pinned(args: list[str]) -> list[str]:
+    """``args`` under ``taskset -c 0`` when taskset exists (exec: same pid)."""
+    return ["taskset", "-c", "0", *args] if shutil.which("taskset") else args
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident set size of ``pid`` in MiB (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def fire(url: str, headers: dict[str, str], bodies: list[str], c: int) -> dict[str, float]:
+    """Send ``bodies`` with ``c`` in flight: latencies (ms), wall seconds, lost-memory share."""
+    lat: list[float] = []
+    lost = 0
+    it = iter(bodies)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=c)) as session:
+
+        async def worker() -> None:
+            nonlocal lost
+            for text in it:
+                body = json.dumps(
+                    {"model": "fake-model", "messages": [{"role": "user", "content": text}]}
+                )
+                t = time.perf_counter()
+                async with session.post(url, data=body, headers=headers) as resp:
+                    await resp.read()
+                    if "x-mnemogate-memory-degraded" in resp.headers:
+                        lost += 1
+                lat.append((time.perf_counter() - t) * 1000)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(c)))
+        wall = time.perf_counter() - start
+    return {"lat": lat, "wall": wall, "lost": lost / max(1, len(bodies))}  # type: ignore[dict-item]
+
+
+async def measure(
+    url: str, headers: dict[str, str], pid: int | None, n: dict[str, int], qs: Iterator[str]
+) -> dict[str, float]:
+    """The figures of one server (see the module docstring)."""
+    take = lambda k: [next(qs) for _ in range(k)]  # noqa: E731
+    await fire(url, headers, take(20), 4)  # warm-up: connections, caches, cold owner load
+    one = await fire(url, headers, take(n["c1"]), 1)
+    cpu0 = cpu_s(pid) if pid else 0.0
+    ten = await fire(url, headers, take(n["c10"]), 10)
+    cpu = (cpu_s(pid) - cpu0) * 1000 / n["c10"] if pid else 0.0
+    fifty = await fire(url, headers, take(n["c50"]), 50)
+    lat1 = one["lat"]  # type: ignore[index]
+    return {
+        "p50": pct(lat1, 0.5),
+        "p90": pct(lat1, 0.9),
+        "p99": pct(lat1, 0.99),  # type: ignore[arg-type]
+        "cpu": cpu,
+        "rps10": n["c10"] / ten["wall"],
+        "rps50": n["c50"] / fifty["wall"],
+        "p99c10": pct(ten["lat"], 0.99),  # type: ignore[arg-type]
+        "p99c50": pct(fifty["lat"], 0.99),  # type: ignore[arg-type]
+        "lost": fifty["lost"],
+        "rss": peak_rss_mb(pid) if pid else 0.0,
+    }
+
+
+async def build_db(path: Path, n: int, source: str) -> str:
+    """Create (once) the database of one size and embedding source; returns the key secret."""
+    secret_file = path.with_suffix(".secret")
+    if path.exists() and secret_file.exists():  # noqa: ASYNC240 (once per database)
+        return secret_file.read_text().strip()
+    from bench._corpus import memories
+
+    store = await Store.open(str(path))
+    key, secret = await store.keys.create("bench")
+    texts = memories(n)
+    for i in range(0, n, 2000):
+        await store.writes.upsert_many(
+            [NewMemory(owner_id=key.id, content=t) for t in texts[i : i + 2000]]
+        )
+    other = memories(1000, seed=99)
+    for o in range(OTHERS):
+        await store.writes.upsert_many([NewMemory(owner_id=f"other{o}", content=t) for t in other])
+    if source != "none":
+        await ensure_vectors(store, bench_settings(str(path), embedding_source=source))
+    await store.close()
+    secret_file.write_text(secret)
+    return secret
+
+
+@contextlib.contextmanager
+def server(args: list[str], env: dict[str, str], port: int) -> Iterator[int]:
+    with process(pinned(args), env) as proc:
+        wait_port(port, timeout_s=180)
+        yield proc.pid
+
+
+def row(name: str, m: dict[str, float], base: dict[str, float], up: float) -> str:
+    def r(key: str) -> str:
+        return f"({m[key] / base[key]:.2f}x)" if base.get(key) else ""
+
+    added = {k: m[k] - up for k in ("p50", "p90", "p99")}
+    base_added = base["p50"] - up
+    ratio = f"({added['p50'] / base_added:.1f}x)" if base_added > 0 else ""
+    return (
+        f"{name:<22} +{added['p50']:6.2f}{ratio:>8} +{added['p90']:6.2f} +{added['p99']:7.2f} | "
+        f"{m['cpu']:6.2f} {r('cpu'):>8} | {m['rps10']:7.0f} {r('rps10'):>8} | "
+        f"{m['rps50']:7.0f} | {m['p99c10']:7.1f} {r('p99c10'):>8} | {m['p99c50']:7.1f} | "
+        f"{m['lost'] * 100:5.1f}% | {m['rss']:6.0f} MB"
+    )
+
+
+def gateway_env(name: str, db: Path, upstream: str) -> dict[str, str]:
+    """Environment of a ``mnemogate serve`` of configuration ``name`` on ``db``."""
+    env = {f"MNEMOGATE_{k.upper()}": v for k, v in CONFIGS[name].items()}
+    return env | {
+        "MNEMOGATE_STATIC_MODEL_PATH": str(STATIC_TABLE),
+        "MNEMOGATE_DB_PATH": str(db),
+        "MNEMOGATE_UPSTREAM_BASE_URL": upstream,
+        "MNEMOGATE_UPSTREAM_API_KEY": "sk-bench",
+        "MNEMOGATE_LOG_LEVEL": "WARNING",
+    }
+
+
+async def routes_async(args: argparse.Namespace) -> None:
+    """``--routes``: the client formats side by side, per configuration (``bench/_routes.py``)."""
+    routes = [ROUTES[r] for r in args.routes.split(",")]
+    if routes[0].name != "chat":
+        raise SystemExit("--routes must start with chat (the reference of every ratio)")
+    data = Path(args.data_dir)
+    data.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    configs = args.configs.split(",")
+    qs = iter(queries((10 + args.c1) * len(routes) * 4 * len(sizes) * len(configs)))
+    with fake_upstream() as upstream, tempfile.TemporaryDirectory() as tmp:
+        providers = Path(tmp) / "providers.toml"
+        providers.write_text(
+            f'[[providers]]\nname = "claude"\nkind = "anthropic"\nbase_url = "{upstream}"\n'
+            'api_key_env = "MNEMOGATE_BENCH_CLAUDE_KEY"\n'
+        )
+        print(
+            f"requests per route and target: {args.c1} JSON + {args.c1} streamed, c=1, interleaved"
+        )
+        for size in sizes:
+            for name in configs:
+                source = CONFIGS[name]["embedding_source"]
+                db = data / f"gw-{size}-{source}.db"
+                secret = await build_db(db, size, source)
+                env = gateway_env(name, db, upstream) | {
+                    "MNEMOGATE_PROVIDERS_FILE": str(providers),
+                    "MNEMOGATE_BENCH_CLAUDE_KEY": "sk-bench",
+                }
+                port = free_port()
+                cmd = [sys.executable, "-m", "services.cli", "serve", "--port", str(port)]
+                targets = [
+                    Target(upstream, "sk-bench", gateway=False),
+                    Target(f"http://127.0.0.1:{port}/v1", secret, gateway=True),
+                ]
+                with server(cmd, env, port):
+                    await sample(targets, routes, qs, 10)  # warm-up
+                    s = await sample(targets, routes, qs, args.c1)
+                print("\n".join(table(f"{name} @{size:,}", s, routes)), flush=True)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    if args.routes != "chat":
+        await routes_async(args)
+        return
+    n = {"c1": args.c1, "c10": args.c10, "c50": args.c50}
+    total = sum(n.values()) + 20
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    configs = args.configs.split(",")
+    data = Path(args.data_dir)
+    data.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240
+    qs = iter(queries(total * (2 + len(sizes) * len(configs))))
+    with fake_upstream() as upstream:
+        up = await measure(upstream + "/chat/completions", {}, None, n, qs)
+        port = free_port()
+        cmd = [sys.executable, "bench/_passthrough.py", "--port", str(port), "--upstream", upstream]
+        with server(cmd, {}, port) as pid:
+            base = await measure(f"http://127.0.0.1:{port}/v1/chat/completions", {}, pid, n, qs)
+        print(
+            f"requests: c1 {n['c1']}, c10 {n['c10']}, c50 {n['c50']} (distinct bodies); "
+            f"taskset: {bool(shutil.which('taskset'))}; upstream alone p50 {up['p50']:.2f} ms"
+        )
+        print(
+            f"{'configuration':<22} {'added p50/p90/p99 @c1 ms':>34} | {'CPU ms/req':>15} | "
+            f"{'req/s c10':>16} | {'c50':>7} | {'p99 c10':>16} | {'p99 c50':>7} | lost  | RSS"
+        )
+        print(row("pass-through", base, base, up["p50"]))
+        for size in sizes:
+            for name in configs:
+                source = CONFIGS[name]["embedding_source"]
+                db = data / f"gw-{size}-{source}.db"
+                secret = await build_db(db, size, source)
+                env = gateway_env(name, db, upstream)
+                port = free_port()
+                cmd = [sys.executable, "-m", "services.cli", "serve", "--port", str(port)]
+                headers = {
+                    "authorization": f"Bearer {secret}",
+                    "content-type": "application/json",
+                    "x-mnemogate-no-learn": "true",
+                }
+                if name == "off":
+                    headers["x-mnemogate-no-memory"] = "true"
+                with server(cmd, env, port) as pid:
+                    m = await measure(
+                        f"http://127.0.0.1:{port}/v1/chat/completions", headers, pid, n, qs
+                    )
+                print(row(f"{name} @{size:,}", m, base, up["p50"]), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1k,10k,100k")
+    parser.add_argument("--configs", default="off,keyword,static,minilm")
+    parser.add_argument("--quick", action="store_true", help="fewer requests (100/300/500)")
+    parser.add_argument("--c1", type=int, default=300)
+    parser.add_argument("--c10", type=int, default=1000)
+    parser.add_argument("--c50", type=int, default=1000)
+    parser.add_argument(
+        "--routes", default="chat", help="e.g. chat,responses,messages: formats side by side"
+    )
+    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
+    args = parser.parse_args()
+    if args.quick:
+        args.c1, args.c10, args.c50 = 100, 300, 500
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Why recall chose what it chose: per-leg ranks and the reason each other candidate was dropped.
+
+Used by the search preview (Memory Studio's Playground) only, never on the request path. It
+re-runs the two retrieval legs without their floors (the keyword leg with
+:func:`shared.retrieval.keyword_candidates`, the vector leg with ``Engine.vector_search``) and
+compares the pool with what :func:`shared.retrieval.recall` returned. A pooled memory that recall
+did not return was dropped for one reason, checked in this order:
+
+* ``floor``: below the relative floor of every leg it appeared in (keyword:
+  ``recall_relative_floor`` × the best BM25; vector: the cosine floor);
+* ``duplicate``: its text repeats a better-ranked memory's (:func:`shared.ranking.content_key`);
+* ``cap``: ``recall_max_memories`` memories were already chosen;
+* ``budget``: it did not fit the token budget left (:func:`shared.ranking.budget_walk`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from shared.engine import Engine
+from shared.errors import EmbeddingError, VectorIndexError
+from shared.models import Memory, Scope
+from shared.ranking import apply_relevance_floor, content_key
+from shared.retrieval import keyword_candidates, retention_of
+from shared.settings import Settings
+from shared.store.memories import MemoryStore
+
+DropReason = Literal["floor", "duplicate", "cap", "budget"]
+
+
+class LegHit(msgspec.Struct, frozen=True):
+    """A memory's 1-based ``rank`` and raw ``score`` in one leg, and whether it passed the floor."""
+
+    rank: int
+    score: float
+    passed: bool
+
+
+class Legs(msgspec.Struct, kw_only=True):
+    """Both legs' hits by memory rowid, and every pooled memory."""
+
+    keyword: dict[int, LegHit]
+    vector: dict[int, LegHit]
+    memories: dict[int, Memory]
+
+
+async def _vector_leg(
+    engine: Engine | None, scope: Scope, query: str, settings: Settings, now: float
+) -> tuple[dict[int, LegHit], list[int]]:
+    if engine is None or not engine.enabled or settings.retrieval_strategy == "exact":
+        return {}, []
+    assert engine.embedder is not None
+    floor = settings.vector_min_similarity or engine.embedder.min_similarity
+    try:
+        result = await engine.vector_search(
+            query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
+        )
+    except (EmbeddingError, VectorIndexError):
+        return {}, []
+    hits = {
+        h.memory_id: LegHit(rank=i + 1, score=h.score, passed=h.score >= floor)
+        for i, h in enumerate(result.hits)
+    }
+    return hits, [h.memory_id for h in result.hits]
+
+
+async def legs_of(
+    store: MemoryStore,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+    engine: Engine | None,
+) -> Legs:
+    """Run both legs for ``query`` without cutting anything.
+
+    Raises:
+        StoreError: the keyword store failed.
+    """
+    keyword: dict[int, LegHit] = {}
+    memories: dict[int, Memory] = {}
+    if settings.retrieval_strategy != "semantic" or engine is None or not engine.enabled:
+        cands, memories = await keyword_candidates(
+            store,
+            scope,
+            query,
+            limit=settings.recall_top_k,
+            now=now,
+            retention=retention_of(settings),
+            common_df=settings.keyword_common_term_df,
+        )
+        kept = {
+            c.memory_id
+            for c in apply_relevance_floor(cands, relative_floor=settings.recall_relative_floor)
+        }
+        keyword = {
+            c.memory_id: LegHit(rank=c.rank, score=c.score, passed=c.memory_id in kept)
+            for c in cands
+        }
+    vector, vector_ids = await _vector_leg(engine, scope, query, settings, now)
+    missing = [i for i in vector_ids if i not in memories]
+    if missing:
+        memories.update(await store.get_many(missing))
+    return Legs(keyword=keyword, vector=vector, memories=memories)
+
+
+def _best_rank(legs: Legs, memory_id: int) -> tuple[int, int]:
+    kw = legs.keyword.get(memory_id)
+    vec = legs.vector.get(memory_id)
+    return (
+        min(h.rank for h in (kw, vec) if h is not None) if (kw or vec) else 10**9,
+        memory_id,
+    )
+
+
+def drop_reasons(legs: Legs, chosen: list[Memory], max_memories: int) -> list[tuple[int, str]]:
+    """``(rowid, reason)`` for every pooled memory not in ``chosen``, best-ranked first.
+
+    See the module docstring for the reasons. Pure.
+    """
+    chosen_ids = {m.id for m in chosen}
+    seen = {content_key(m.content) for m in chosen}
+    out: list[tuple[int, str]] = []
+    for memory_id in sorted(legs.memories, key=lambda i: _best_rank(legs, i)):
+        if memory_id in chosen_ids:
+            continue
+        hits = [h for h in (legs.keyword.get(memory_id), legs.vector.get(memory_id)) if h]
+        key = content_key(legs.memories[memory_id].content)
+        if not any(h.passed for h in hits):
+            out.append((memory_id, "floor"))
+            continue
+        if key in seen:
+            reason = "duplicate"
+        elif max_memories > 0 and len(chosen) >= max_memories:
+            reason = "cap"
+        else:
+            reason = "budget"
+        seen.add(key)
+        out.append((memory_id, reason))
+    return out

@@ -1,0 +1,123 @@
+"""The in-memory keyword recall engine: per-owner BM25 indexes cached from the store of record.
+
+Public surface (kept stable for the benchmarks and the ranking work built on it):
+
+* :class:`KeywordIndex` — ``await index.search(scope, query, limit=, now=, retention=,
+  common_df=)`` → ``[(Memory, score)]`` best first (score > 0, higher better), with exactly the
+  visibility of :func:`shared.store.memories.visibility_sql`.
+* :func:`build_keyword_index` — one per process and store, from :class:`Settings` (``bm25_k1``,
+  ``bm25_b``, ``recall_context_weight``, ``recall_cache_mb``, ``recall_freshness_ms``).
+
+Modules: ``analysis`` (FTS5-equivalent tokens), ``segment``/``delta``/``owner`` (index and
+BM25 search), ``visibility`` (filters), ``feed`` (the change-feed interface and its SQLite
+implementation), ``cache`` (LRU of owners kept fresh from the feed). See docs/ARCHITECTURE.md,
+"Recall engine".
+"""
+
+from __future__ import annotations
+
+from shared.models import GLOBAL_OWNER, Memory, Scope
+from shared.recall_index.analysis import query_tokens
+from shared.recall_index.cache import OwnerCache
+from shared.recall_index.feed import RecallSource, SqliteSource
+from shared.recall_index.owner import search
+from shared.recall_index.segment import Bm25Params
+from shared.settings import Settings
+from shared.store import Store
+from shared.store.connection import on_commit
+from shared.store.memories import Retention
+
+__all__ = [
+    "Bm25Params",
+    "KeywordIndex",
+    "RecallSource",
+    "bm25_params",
+    "build_keyword_index",
+]
+
+
+class KeywordIndex:
+    """Keyword (BM25) recall over cached owner indexes; see the package docstring."""
+
+    def __init__(self, cache: OwnerCache) -> None:
+        self.cache = cache
+
+    @property
+    def params(self) -> Bm25Params:
+        """The BM25 parameters the cached indexes were built with."""
+        return self.cache.params
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        limit: int,
+        now: float,
+        retention: Retention | None,
+        common_df: int = 0,
+    ) -> list[tuple[Memory, float]]:
+        """The ``limit`` best visible memories for ``query`` (raw user text), best first.
+
+        Terms held by at least ``common_df`` of the caller's documents are dropped when rarer
+        ones exist (every term that common: all must match); 0 keeps every term.
+
+        Raises:
+            StoreError: the change feed or a cold owner could not be read.
+        """
+        terms = query_tokens(query)
+        if not terms or limit <= 0:
+            return []
+        await self.cache.fresh()
+        parts = [await self.cache.owner(scope.owner_id)]
+        if scope.include_global and scope.owner_id != GLOBAL_OWNER:
+            parts.append(await self.cache.owner(GLOBAL_OWNER))
+        return search(
+            parts, scope, terms, now=now, retention=retention, limit=limit, common_df=common_df
+        )
+
+    def cached(self, scope: Scope, ids: list[int]) -> dict[int, Memory]:
+        """Live memories among ``ids`` that the cache already holds for ``scope``'s partitions.
+
+        Live memories among ``ids`` that the cache already holds for ``scope``'s partitions
+        (no I/O; callers read the rest from the store).
+        """
+        found: dict[int, Memory] = {}
+        for owner_id in (scope.owner_id, GLOBAL_OWNER):
+            index = self.cache.owners.get(owner_id)
+            if index is not None:
+                found.update(index.lookup(ids))
+        return found
+
+    def reconfigure(self, params: Bm25Params) -> None:
+        """Use new BM25 parameters: cached owners are dropped and rebuilt on their next use."""
+        if params != self.cache.params:
+            self.cache.params = params
+            self.cache.owners.clear()
+
+    async def close(self) -> None:
+        """Stop background work (feed pruning, loads in progress)."""
+        await self.cache.close()
+
+
+def bm25_params(settings: Settings) -> Bm25Params:
+    """The index parameters from ``settings``."""
+    return Bm25Params(
+        k1=settings.bm25_k1, b=settings.bm25_b, context_weight=settings.recall_context_weight
+    )
+
+
+def build_keyword_index(settings: Settings, store: Store) -> KeywordIndex:
+    """A keyword index over ``store`` that sees this process's commits at once.
+
+    A keyword index over ``store`` that sees this process's commits at once (commit hook on
+    the store's writer) and other processes' within ``recall_freshness_ms``.
+    """
+    cache = OwnerCache(
+        SqliteSource(store.reader, store.path, shared_with_writer=store.reader is store.writer),
+        bm25_params(settings),
+        budget_bytes=settings.recall_cache_mb * 1024 * 1024,
+        freshness_s=settings.recall_freshness_ms / 1000,
+    )
+    on_commit(store.writer, cache.mark_stale)
+    return KeywordIndex(cache)

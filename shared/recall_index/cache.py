@@ -1,0 +1,270 @@
+"""The per-process keyword recall cache: owner indexes kept fresh from the change feed.
+
+* Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
+  in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
+  runs the build; concurrent requests for the same owner share one load.
+* Freshness: a background watcher reads the feed (one ``SELECT MAX(seq)``, and when it moved,
+  the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted ones
+  tombstoned) within :data:`WATCH_S` of the source's change hint moving (SQLite: a ``stat`` of
+  the write-ahead log, which every commit of every process touches) and every
+  ``freshness_s / 2``; a request itself reads the feed only when the last read started
+  ``freshness_s`` (default 0.2 s) ago or more, so every recall starting ``freshness_s`` after a
+  commit sees it, and in practice the next one does. A write committed
+  by this process (any path through ``shared.store.connection.transaction`` on the store's
+  writer) marks the cache stale, so this process's next recall reads the feed first: a delete is
+  honoured by the deleting process at once and by every other process within ``freshness_s``.
+* Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
+  owners are evicted first (the owner being answered is never evicted).
+* An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
+  reloaded on its next use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Coroutine
+from typing import Any
+
+from shared.recall_index.feed import RecallSource
+from shared.recall_index.owner import OwnerIndex
+from shared.recall_index.segment import Bm25Params, build_segment
+from shared.store.recall_rows import Change
+
+log = logging.getLogger("mnemogate.recall_index")
+
+__all__ = ["FEED_BATCH", "OwnerCache"]
+
+FEED_BATCH = 2000
+"""Changes read per feed query."""
+WATCH_S = 0.01
+"""How often the background watcher looks at the change hint (seconds; a ``stat``)."""
+PRUNE_EVERY_S = 600.0
+"""How often a process prunes the feed (any process may; pruning is idempotent)."""
+PRUNE_AGE_S = 3600.0
+"""Changes older than this are pruned (a process idle for longer rebuilds its cache)."""
+PRUNE_KEEP = 10_000
+"""The newest changes are always kept."""
+
+
+class OwnerCache:
+    """Owner indexes (LRU, bounded in bytes) fed by a :class:`RecallSource`."""
+
+    def __init__(
+        self,
+        source: RecallSource,
+        params: Bm25Params,
+        *,
+        budget_bytes: int,
+        freshness_s: float = 0.2,
+    ) -> None:
+        self.source = source
+        self.params = params
+        self.budget_bytes = budget_bytes
+        self.freshness_s = freshness_s
+        self.owners: OrderedDict[str, OwnerIndex] = OrderedDict()
+        self.applied = -1  # feed sequence applied to every cached owner; -1 = not started
+        self.polled_at = -1e9
+        self.stale = True
+        self._hint: object = None
+        self.loads = 0
+        self._lock = asyncio.Lock()
+        self._loading: dict[str, asyncio.Task[OwnerIndex]] = {}
+        self._pruned_at = time.monotonic()
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._watcher: asyncio.Future[None] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes of every cached owner index."""
+        return sum(o.nbytes() for o in self.owners.values())
+
+    def mark_stale(self) -> None:
+        """Force a feed read before the next answer (this process committed a write)."""
+        self.stale = True
+
+    async def fresh(self) -> None:
+        """Make the cache fresh enough to answer.
+
+        Make the cache fresh enough to answer: read the feed now when this process committed
+        a write since the last read or the last read started ``freshness_s`` ago or more; else
+        answer from the cache at once (a background watcher reads the feed within
+        :data:`WATCH_S` of any commit signalled by the source's change hint).
+
+        Raises:
+            StoreError: the feed could not be read.
+        """
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.ensure_future(self._watch())
+        if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
+            return
+        await self._read_feed(force=True)
+
+    async def _read_feed(self, *, force: bool) -> None:
+        async with self._lock:
+            if force and not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
+                return  # another task read the feed while this one waited
+            started = time.monotonic()
+            self.stale = False
+            self._hint = self.source.change_hint()  # before the read: later commits change it
+            try:
+                await self._poll()
+            except BaseException:
+                self.stale = True
+                raise
+            self.polled_at = started
+        if started - self._pruned_at > PRUNE_EVERY_S:
+            self._pruned_at = started
+            self._spawn(self._prune())
+
+    async def _watch(self) -> None:
+        """Read the feed whenever the change hint moves.
+
+        Read the feed whenever the change hint moves (checked every :data:`WATCH_S`) or half
+        the freshness window passed, so requests rarely wait for a feed read.
+        """
+        while True:
+            await asyncio.sleep(WATCH_S)
+            moved = self.source.change_hint() != self._hint
+            old = time.monotonic() - self.polled_at >= self.freshness_s / 2
+            if (moved or old) and not self._lock.locked():
+                try:
+                    await self._read_feed(force=False)
+                except Exception as exc:  # e.g. the store closed: stop; a request restarts it
+                    log.info("change-feed watcher stopped: %s", exc)
+                    return
+
+    async def _poll(self) -> None:
+        head = await self.source.head()
+        if self.applied < 0:
+            self.applied = head
+            return
+        while self.applied < head:
+            changes = await self.source.since(self.applied, FEED_BATCH)
+            if not changes:
+                break
+            if changes[0].seq > self.applied + 1 and await self.source.tail() > self.applied + 1:
+                log.info("recall cache fell behind the pruned change feed; dropping it")
+                self.owners.clear()
+                self.applied = head
+                return
+            await self._apply(changes)
+            self.applied = changes[-1].seq
+
+    async def _apply(self, changes: list[Change]) -> None:
+        written: dict[str, set[int]] = defaultdict(set)
+        touched: dict[str, set[int]] = defaultdict(set)
+        for c in changes:
+            if c.owner_id in self.owners:
+                (touched if c.op == "a" else written)[c.owner_id].add(c.memory_id)
+        for owner_id, ids in written.items():
+            index = self.owners[owner_id]
+            if len(ids) > max(256, len(index.segment) // 4):
+                del self.owners[owner_id]  # a mass change (e.g. relevance decay): reload
+                continue
+            rows = await self.source.rows(sorted(ids))
+            index.generation += 1
+            for memory_id in ids:
+                row = rows.get(memory_id)
+                if row is None or row.memory.owner_id != owner_id:
+                    index.remove(memory_id)
+                else:
+                    index.upsert(row.memory, row.search_text, row.context)
+            if index.needs_rebuild():
+                del self.owners[owner_id]
+        for owner_id, ids in touched.items():
+            held = self.owners.get(owner_id)
+            if held is None:
+                continue
+            for memory_id, (count, at) in (await self.source.access(sorted(ids))).items():
+                held.touch(memory_id, count, at)
+
+    async def owner(self, owner_id: str) -> OwnerIndex:
+        """The index of ``owner_id`` (loaded when cold). Call :meth:`fresh` first.
+
+        Raises:
+            StoreError: the owner could not be loaded.
+        """
+        cached = self.owners.get(owner_id)
+        if cached is not None:
+            self.owners.move_to_end(owner_id)
+            return cached
+        task = self._loading.get(owner_id)
+        if task is None:
+            task = asyncio.create_task(self._load(owner_id))
+            self._loading[owner_id] = task
+            task.add_done_callback(lambda _t: self._loading.pop(owner_id, None))
+        return await asyncio.shield(task)
+
+    async def _load(self, owner_id: str) -> OwnerIndex:
+        seq, raw = await self.source.snapshot(owner_id)
+
+        def build() -> OwnerIndex:
+            cpu = time.thread_time()
+            segment = build_segment(self.source.decode(raw), self.params)
+            index = OwnerIndex(owner_id, segment, seq, self.params)
+            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+            return index
+
+        index = await asyncio.to_thread(build)
+        async with self._lock:
+            if 0 <= seq < self.applied:  # changes between the snapshot and what was applied
+                caught = await self._changes_between(seq, self.applied)
+                self.owners[owner_id] = index
+                await self._apply([c for c in caught if c.owner_id == owner_id])
+            else:
+                self.owners[owner_id] = index
+            self.loads += 1
+            self._evict(keep=owner_id)
+        return self.owners.get(owner_id, index)
+
+    async def _changes_between(self, after: int, upto: int) -> list[Change]:
+        out: list[Change] = []
+        while after < upto:
+            batch = await self.source.since(after, FEED_BATCH)
+            batch = [c for c in batch if c.seq <= upto]
+            if not batch:
+                break
+            out.extend(batch)
+            after = batch[-1].seq
+        return out
+
+    def _evict(self, keep: str) -> None:
+        total = self.nbytes
+        for owner_id in list(self.owners):
+            if total <= self.budget_bytes:
+                break
+            if owner_id != keep:
+                total -= self.owners.pop(owner_id).nbytes()
+
+    def forget(self, memory_ids: list[int]) -> None:
+        """Drop memories from every cached owner at once (no feed read needed)."""
+        for index in self.owners.values():
+            for memory_id in memory_ids:
+                index.remove(memory_id)
+
+    def _spawn(self, coro: Coroutine[Any, Any, object]) -> None:
+        task: asyncio.Task[object] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _prune(self) -> None:
+        try:
+            await self.source.prune(time.time() - PRUNE_AGE_S, PRUNE_KEEP)
+        except Exception:  # pruning is housekeeping: the next period retries
+            log.warning("pruning the change feed failed", exc_info=True)
+
+    async def close(self) -> None:
+        """Cancel background work and close the source."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watcher
+        for task in list(self._tasks) + list(self._loading.values()):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        await self.source.close()

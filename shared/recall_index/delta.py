@@ -1,0 +1,79 @@
+"""The mutable part of an owner's keyword index: memories written since the segment was built.
+
+Small by construction (the owner is rebuilt once it grows past a threshold, see
+:mod:`shared.recall_index.owner`), so plain dicts are fast enough: ``postings[term][id]`` is the
+same BM25 term-frequency factor as :mod:`shared.recall_index.segment` stores, computed with the
+segment's average document length.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+
+from shared.models import Memory
+from shared.recall_index.analysis import analyse, analyse_context
+from shared.recall_index.segment import Bm25Params, tf_factor
+
+__all__ = ["Delta"]
+
+
+class Delta:
+    """Memories added or replaced after the segment was built, with their postings."""
+
+    def __init__(self) -> None:
+        self.memories: dict[int, Memory] = {}
+        self.terms: dict[int, list[str]] = {}
+        self.postings: dict[str, dict[int, float]] = {}
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def df(self, term: str) -> int:
+        """Documents of the delta holding ``term``."""
+        hits = self.postings.get(term)
+        return len(hits) if hits else 0
+
+    def add(self, memory: Memory, text: str, context: str, avgdl: float, p: Bm25Params) -> None:
+        """Index ``memory`` (replacing an earlier version of it)."""
+        self.remove(memory.id)
+        freq: dict[str, float] = {}
+        own = analyse(text)
+        ctx = analyse_context(context)
+        for t in own:
+            freq[t] = freq.get(t, 0.0) + 1.0
+        for t in ctx:
+            freq[t] = freq.get(t, 0.0) + p.context_weight
+        dl = float(len(own) + len(ctx))
+        terms = list(freq)
+        f = np.fromiter((freq[t] for t in terms), dtype=np.float64, count=len(terms))
+        weights = tf_factor(f, np.full(len(terms), dl), avgdl if avgdl > 0 else dl or 1.0, p)
+        for t, w in zip(terms, weights.tolist(), strict=True):
+            self.postings.setdefault(t, {})[memory.id] = w
+        self.memories[memory.id] = memory
+        self.terms[memory.id] = terms
+        self.bytes += len(memory.content) + 80 * len(terms) + 460
+
+    def remove(self, memory_id: int) -> bool:
+        """Forget ``memory_id``; True when the delta held it."""
+        memory = self.memories.pop(memory_id, None)
+        if memory is None:
+            return False
+        terms = self.terms.pop(memory_id)
+        for t in terms:
+            hits = self.postings.get(t)
+            if hits is not None:
+                hits.pop(memory_id, None)
+                if not hits:
+                    del self.postings[t]
+        self.bytes -= len(memory.content) + 80 * len(terms) + 460
+        return True
+
+    def touch(self, memory_id: int, access_count: int, last_accessed_at: float | None) -> None:
+        """Record new access counters of a delta memory."""
+        memory = self.memories.get(memory_id)
+        if memory is not None:
+            self.memories[memory_id] = msgspec.structs.replace(
+                memory, access_count=access_count, last_accessed_at=last_accessed_at
+            )

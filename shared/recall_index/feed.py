@@ -1,0 +1,136 @@
+"""Where the recall index reads from: the change feed and the rows of the store of record.
+
+:class:`RecallSource` is the whole interface the in-memory index needs, so a networked store of
+record could feed it later (a log-shipping or CDC stream instead of the ``memory_changes``
+table): a monotonically increasing sequence of ``(seq, memory_id, owner_id, op)`` changes, the
+oldest sequence still available, a consistent snapshot of one owner with the sequence it
+reflects, and point reads of current rows. :class:`SqliteSource` implements it over a dedicated
+connection to the SQLite store (so loads never queue behind the request path's reads). See
+docs/ARCHITECTURE.md, "Recall engine".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import aiosqlite
+
+from shared.store import recall_rows
+from shared.store.recall_rows import Change, IndexedRow
+
+__all__ = ["RecallSource", "SqliteSource"]
+
+
+class RecallSource(Protocol):
+    """The change feed and row access the in-memory recall index is built from."""
+
+    def change_hint(self) -> object:
+        """A cheap, local value that changes whenever the store may have new changes.
+
+        A cheap, local value that changes whenever the store may have new changes (no I/O
+        beyond a ``stat``), or None when the source has none (then only the freshness window
+        applies).
+        """
+
+    async def head(self) -> int:
+        """Newest change sequence (0 = none yet)."""
+
+    async def tail(self) -> int:
+        """Oldest change sequence still held (0 = none)."""
+
+    async def since(self, after: int, limit: int) -> list[Change]:
+        """Changes with ``seq > after``, oldest first, at most ``limit``."""
+
+    async def snapshot(self, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
+        """``(head, raw rows)`` of one owner, consistent with each other."""
+
+    def decode(self, rows: Sequence[Sequence[Any]]) -> list[IndexedRow]:
+        """Decode :meth:`snapshot` rows (CPU only; called off the event loop)."""
+
+    async def rows(self, ids: Sequence[int]) -> dict[int, IndexedRow]:
+        """Current rows of these memory ids (deleted ones absent)."""
+
+    async def access(self, ids: Sequence[int]) -> dict[int, tuple[int, float | None]]:
+        """Current ``(access_count, last_accessed_at)`` of these memory ids."""
+
+    async def prune(self, older_than: float, keep_last: int) -> int:
+        """Drop changes older than ``older_than`` (unix s), keeping the newest ``keep_last``."""
+
+    async def close(self) -> None:
+        """Release the source's resources."""
+
+
+class SqliteSource:
+    """:class:`RecallSource` over the store's SQLite file.
+
+    :class:`RecallSource` over the store's SQLite file, through the store's reader connection
+    (its own aiosqlite thread, so the event loop never waits on SQLite; no extra connection to
+    close). A snapshot is one read transaction (a WAL snapshot) on that connection; with a
+    ``:memory:`` store, whose reader is also its writer, the feed head is read before the rows
+    instead (a change landing in between is applied again later, which is idempotent).
+    """
+
+    def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
+        self.conn = conn
+        self.wal = None if path == ":memory:" else path + "-wal"
+        self.shared_with_writer = shared_with_writer
+        self._txn = asyncio.Lock()  # one explicit transaction at a time on the connection
+
+    def change_hint(self) -> object:
+        """``(mtime_ns, size, inode)`` of the database's write-ahead log.
+
+        ``(mtime_ns, size, inode)`` of the database's write-ahead log: every commit, by any
+        process, appends to it (or restarts it after a checkpoint), so an unchanged value means
+        nothing new was committed since the last look, up to the file system's timestamp
+        granularity (the freshness window covers that rare case).
+        """
+        if self.wal is None:
+            return None
+        try:
+            st = os.stat(self.wal)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    async def head(self) -> int:
+        """See :meth:`RecallSource.head`."""
+        return await recall_rows.feed_head(self.conn)
+
+    async def tail(self) -> int:
+        """See :meth:`RecallSource.tail`."""
+        return await recall_rows.feed_tail(self.conn)
+
+    async def since(self, after: int, limit: int) -> list[Change]:
+        """See :meth:`RecallSource.since`."""
+        return await recall_rows.changes_since(self.conn, after, limit)
+
+    async def snapshot(self, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
+        """See :meth:`RecallSource.snapshot`."""
+        if self.shared_with_writer:
+            head = await recall_rows.feed_head(self.conn)
+            return head, await recall_rows.rows_of_owner(self.conn, owner_id)
+        async with self._txn:
+            return await recall_rows.load_owner(self.conn, owner_id)
+
+    def decode(self, rows: Sequence[Sequence[Any]]) -> list[IndexedRow]:
+        """See :meth:`RecallSource.decode`."""
+        return recall_rows.decode_rows(rows)
+
+    async def rows(self, ids: Sequence[int]) -> dict[int, IndexedRow]:
+        """See :meth:`RecallSource.rows`."""
+        return await recall_rows.rows_by_id(self.conn, ids)
+
+    async def access(self, ids: Sequence[int]) -> dict[int, tuple[int, float | None]]:
+        """See :meth:`RecallSource.access`."""
+        return await recall_rows.access_by_id(self.conn, ids)
+
+    async def prune(self, older_than: float, keep_last: int) -> int:
+        """See :meth:`RecallSource.prune`."""
+        async with self._txn:
+            return await recall_rows.prune_changes(self.conn, older_than, keep_last)
+
+    async def close(self) -> None:
+        """Nothing to release: the connection belongs to the store."""

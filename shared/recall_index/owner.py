@@ -1,0 +1,234 @@
+"""One owner's keyword index.
+
+One owner's keyword index (an immutable segment plus a small delta) and BM25 search over the
+partitions a caller can see (its owner's, and the global one when the scope includes it).
+
+Ranking statistics are those of the searched partitions only: ``N`` = documents of the caller's
+owner (+ the global partition), ``df`` per term over the same documents, so another
+tenant's data never changes a caller's ranking. Between rebuilds a replaced or deleted document
+still counts in ``df`` (its postings stay in the segment, tombstoned); the owner is rebuilt once
+:data:`REBUILD_SHARE` of it changed. IDF is FTS5's: ``ln((N − df + 0.5) / (df + 0.5))``,
+clamped to 1e-6 (``fts5_aux.c``), so results stay comparable with the SQL tier.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.models import GLOBAL_OWNER, Memory, Scope
+from shared.recall_index.delta import Delta
+from shared.recall_index.segment import Bm25Params, Segment
+from shared.recall_index.visibility import NO_CODE, ScopeCodes, visible_mask, visible_row
+from shared.store.memories import Retention
+
+__all__ = ["REBUILD_MIN", "REBUILD_SHARE", "OwnerIndex", "search"]
+
+REBUILD_MIN = 256
+"""A delta of at most this many memories never triggers a rebuild."""
+REBUILD_SHARE = 0.05
+"""Rebuild once more than this share of the owner's documents was replaced or added."""
+IDF_FLOOR = 1e-6
+"""FTS5's floor for a non-positive IDF (a term in at least half of the documents)."""
+
+
+class OwnerIndex:
+    """The keyword index of one owner: ``segment`` (as loaded at feed sequence ``seq``) + delta."""
+
+    def __init__(self, owner_id: str, segment: Segment, seq: int, params: Bm25Params) -> None:
+        self.owner_id = owner_id
+        self.segment = segment
+        self.delta = Delta()
+        self.seq = seq
+        self.params = params
+        self.seg_bytes = segment.nbytes()
+        self.build_cpu_ms = 0.0  # CPU time the segment took to build (set by the loader)
+        self.generation = 0  # bumped by every applied write (caches derived from it re-read)
+
+    @property
+    def size(self) -> int:
+        """Live documents (segment minus tombstones, plus delta)."""
+        return len(self.segment) - self.segment.dead + len(self.delta)
+
+    @property
+    def stat_docs(self) -> int:
+        """``N`` of the BM25 statistics.
+
+        ``N`` of the BM25 statistics: documents counted by :meth:`df` (tombstoned ones
+        included, like their postings, until the next rebuild).
+        """
+        return len(self.segment) + len(self.delta)
+
+    def nbytes(self) -> int:
+        """Approximate bytes held (what the cache budget counts)."""
+        return self.seg_bytes + self.delta.bytes
+
+    def needs_rebuild(self) -> bool:
+        """True when the delta outgrew :data:`REBUILD_MIN` and :data:`REBUILD_SHARE`."""
+        churn = len(self.delta) + self.segment.dead
+        return churn > max(REBUILD_MIN, REBUILD_SHARE * len(self.segment))
+
+    def upsert(self, memory: Memory, text: str, context: str) -> None:
+        """Apply a new or changed memory of this owner."""
+        self.segment.kill(memory.id)
+        self.delta.add(memory, text, context, self.segment.avgdl, self.params)
+
+    def remove(self, memory_id: int) -> bool:
+        """Apply a delete; True when the memory was held."""
+        return self.segment.kill(memory_id) | self.delta.remove(memory_id)
+
+    def touch(self, memory_id: int, access_count: int, last_accessed_at: float | None) -> None:
+        """Apply new access counters."""
+        self.segment.touch(memory_id, access_count, last_accessed_at)
+        self.delta.touch(memory_id, access_count, last_accessed_at)
+
+    def lookup(self, ids: Sequence[int]) -> dict[int, Memory]:
+        """The live memories among ``ids``."""
+        seg = self.segment
+        out: dict[int, Memory] = {}
+        alive = seg.cols["alive"]
+        for memory_id in ids:
+            pos = seg.pos_of.get(memory_id)
+            if pos is not None and alive[pos]:
+                out[memory_id] = seg.memories[pos]
+            elif memory_id in self.delta.memories:
+                out[memory_id] = self.delta.memories[memory_id]
+        return out
+
+    def df(self, term: str) -> int:
+        """Documents holding ``term`` (see the module docstring for tombstones)."""
+        return self.segment.df(term) + self.delta.df(term)
+
+    def codes(self, scope: Scope) -> ScopeCodes:
+        """``scope`` in this segment's codes."""
+        seg = self.segment
+        user = seg.users.get(scope.user_id, NO_CODE) if scope.user_id else 0
+        session = 0
+        if scope.session_id is not None:
+            session = seg.sessions.get(scope.session_id, NO_CODE)
+        return ScopeCodes(user, session, self.owner_id == GLOBAL_OWNER != scope.owner_id)
+
+    def hits(
+        self,
+        weights: dict[str, float],
+        scope: Scope,
+        now: float,
+        retention: Retention | None,
+        required: Sequence[str] = (),
+        limit: int = 0,
+    ) -> tuple[npt.NDArray[np.float64], list[Memory]]:
+        """Scores and memories of the visible documents matching a term of ``weights``.
+
+        Scores and memories of the visible documents matching a term of ``weights`` (term →
+        IDF): the best ``limit`` of the segment (all with 0) plus every delta hit. With
+        ``required``, only documents holding all of those terms count. Only the kept documents
+        are touched in Python; the rest is numpy over the matches.
+        """
+        seg = self.segment
+        acc = np.zeros(len(seg), dtype=np.float64)
+        matched = np.zeros(len(seg), dtype=np.int16)
+        for term, idf in weights.items():
+            docs, w = seg.postings(term)
+            if len(docs):
+                acc[docs] += idf * w
+                matched[docs] += 1
+        idx = np.flatnonzero(matched >= max(1, len(required)))
+        codes = self.codes(scope)
+        idx = idx[visible_mask(seg.cols, idx, codes, now, retention)]
+        scores = acc[idx]
+        if 0 < limit < len(idx):
+            keep = np.argpartition(-scores, limit - 1)[:limit]
+            idx, scores = idx[keep], scores[keep]
+        memories = [seg.memories[i] for i in idx.tolist()]
+        extra = self._delta_hits(weights, scope, now, retention, required, codes.any_user)
+        if extra:
+            scores = np.concatenate([scores, np.fromiter(extra.values(), dtype=np.float64)])
+            memories.extend(self.delta.memories[i] for i in extra)
+        return scores, memories
+
+    def _delta_hits(
+        self,
+        weights: dict[str, float],
+        scope: Scope,
+        now: float,
+        retention: Retention | None,
+        required: Sequence[str],
+        any_user: bool,
+    ) -> dict[int, float]:
+        found: dict[int, float] = {}
+        count: dict[int, int] = {}
+        for term, idf in weights.items():
+            for memory_id, w in self.delta.postings.get(term, {}).items():
+                found[memory_id] = found.get(memory_id, 0.0) + idf * w
+                if term in required:
+                    count[memory_id] = count.get(memory_id, 0) + 1
+        if required:
+            found = {i: s for i, s in found.items() if count.get(i, 0) >= len(required)}
+        return {
+            i: s
+            for i, s in found.items()
+            if visible_row(self.delta.memories[i], scope, now, retention, any_user=any_user)
+        }
+
+
+def idf(n: int, df: int) -> float:
+    """FTS5's BM25 IDF: ``ln((n − df + 0.5) / (df + 0.5))``, floored at :data:`IDF_FLOOR`."""
+    value = math.log(max(n - df + 0.5, 1e-9) / (df + 0.5))
+    return value if value > 0 else IDF_FLOOR
+
+
+def search(
+    parts: Sequence[OwnerIndex],
+    scope: Scope,
+    terms: Sequence[str],
+    *,
+    now: float,
+    retention: Retention | None,
+    limit: int,
+    common_df: int = 0,
+) -> list[tuple[Memory, float]]:
+    """BM25 top ``limit`` over ``parts`` for the analysed query ``terms``, best first.
+
+    Returns ``(memory, score)``, score > 0 (higher better), ties by smaller rowid. Terms held by
+    at least ``common_df`` documents are dropped when rarer terms exist; when every term is that
+    common, only documents holding all of them count (0 keeps every term, as the SQL tier did).
+    """
+    n = sum(p.stat_docs for p in parts)
+    df = {t: sum(p.df(t) for p in parts) for t in terms}
+    present = [t for t in terms if df[t] > 0]
+    if not present or limit <= 0:
+        return []
+    required: list[str] = []
+    if common_df > 0 and len(present) > 1:
+        rare = [t for t in present if df[t] < common_df]
+        if rare:
+            present = rare
+        elif len(present) == len(terms):
+            required = present
+        else:
+            return []
+    weights = {t: idf(n, df[t]) for t in present}
+    all_scores: list[npt.NDArray[np.float64]] = []
+    all_memories: list[Memory] = []
+    for part in parts:
+        scores, memories = part.hits(weights, scope, now, retention, required, limit)
+        all_scores.append(scores)
+        all_memories.extend(memories)
+    return _top(np.concatenate(all_scores), all_memories, limit)
+
+
+def _top(
+    scores: npt.NDArray[np.float64], memories: list[Memory], limit: int
+) -> list[tuple[Memory, float]]:
+    if len(memories) == 0:
+        return []
+    if len(memories) > limit:
+        keep = np.argpartition(-scores, limit - 1)[:limit]
+    else:
+        keep = np.arange(len(memories))
+    ids = np.fromiter((memories[i].id for i in keep.tolist()), dtype=np.int64, count=len(keep))
+    order = keep[np.lexsort((ids, -scores[keep]))]
+    return [(memories[i], float(scores[i])) for i in order.tolist()]

@@ -1,0 +1,203 @@
+"""The immutable part of an owner's keyword index: numpy postings with precomputed BM25 weights.
+
+Layout (built once per owner load, O(tokens) with vectorised numpy):
+
+* ``vocab``: term → term id; ``term_start[t] : term_start[t + 1]`` is term ``t``'s slice of
+* ``post_doc`` (int32 document positions, ascending) and ``post_w`` (float32): the document's
+  BM25 term-frequency factor ``f·(k1 + 1) / (f + k1·(1 − b + b·|D| / avgdl))``, where ``f`` is the
+  field-weighted frequency ``tf_text + w_context · tf_context`` and ``|D|`` the document's total
+  token count over both fields (how SQLite FTS5's ``bm25()`` combines column weights, see
+  ``fts5_aux.c``; Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
+  Beyond", 2009).
+
+A query then costs one fancy-indexed ``+=`` per query term over that term's postings, plus a
+visibility check and a partial sort over the matched documents only (no per-match Python). IDF is
+applied at query time, so the statistics can span several partitions (the owner's and the
+global one). Deleted or replaced documents are tombstoned in ``alive``; their postings stay until
+the owner is rebuilt.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from shared.models import Memory
+from shared.recall_index.analysis import analyse_many, context_text
+from shared.recall_index.visibility import TYPE_CODE, expires_value
+from shared.store.recall_rows import IndexedRow
+
+__all__ = ["Bm25Params", "Segment", "build_segment", "tf_factor"]
+
+
+class Bm25Params(msgspec.Struct, frozen=True):
+    """BM25 parameters.
+
+    BM25 parameters: ``k1`` ≥ 0 (term-frequency saturation), ``b`` ∈ [0, 1] (length
+    normalisation) and ``context_weight`` ≥ 0 (weight of a ``context`` occurrence relative to
+    one in the memory's own text).
+    """
+
+    k1: float
+    b: float
+    context_weight: float
+
+
+def tf_factor(
+    f: npt.NDArray[np.float64], dl: npt.NDArray[np.float64], avgdl: float, p: Bm25Params
+) -> npt.NDArray[np.float64]:
+    """BM25's term-frequency factor for weighted frequencies ``f`` in documents of length ``dl``."""
+    norm = p.k1 * (1.0 - p.b + p.b * dl / max(avgdl, 1e-9))
+    out: npt.NDArray[np.float64] = f * (p.k1 + 1.0) / (f + norm)
+    return out
+
+
+class Segment:
+    """Postings and per-document columns of ``n`` documents (see module docstring)."""
+
+    def __init__(
+        self,
+        memories: list[Memory],
+        vocab: dict[str, int],
+        term_start: npt.NDArray[np.int64],
+        post_doc: npt.NDArray[np.int32],
+        post_w: npt.NDArray[np.float32],
+        avgdl: float,
+        users: dict[str, int],
+        sessions: dict[str, int],
+    ) -> None:
+        self.memories = memories
+        self.vocab = vocab
+        self.term_start = term_start
+        self.post_doc = post_doc
+        self.post_w = post_w
+        self.avgdl = avgdl
+        self.users = users
+        self.sessions = sessions
+        self.pos_of = {m.id: i for i, m in enumerate(memories)}
+        n = len(memories)
+        self.cols: dict[str, npt.NDArray[Any]] = {
+            "alive": np.ones(n, dtype=np.bool_),
+            "ids": np.fromiter((m.id for m in memories), dtype=np.int64, count=n),
+            "user": np.fromiter(
+                (users[m.user_id] if m.user_id else 0 for m in memories), dtype=np.int32, count=n
+            ),
+            "session": np.fromiter(
+                (sessions[m.session_id] if m.session_id else 0 for m in memories),
+                dtype=np.int32,
+                count=n,
+            ),
+            "expires": np.fromiter(
+                (expires_value(m.expires_at) for m in memories), dtype=np.float64, count=n
+            ),
+            "type": np.fromiter((TYPE_CODE[m.type] for m in memories), dtype=np.int8, count=n),
+            "access": np.fromiter((m.access_count for m in memories), dtype=np.int32, count=n),
+            "touched": np.fromiter((_touched(m) for m in memories), dtype=np.float64, count=n),
+        }
+        self.dead = 0
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def df(self, term: str) -> int:
+        """Documents of this segment holding ``term`` (tombstoned ones included)."""
+        t = self.vocab.get(term)
+        return 0 if t is None else int(self.term_start[t + 1] - self.term_start[t])
+
+    def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        """``(positions, tf factors)`` of ``term`` (empty arrays for an unknown term)."""
+        t = self.vocab.get(term)
+        if t is None:
+            return _EMPTY_I, _EMPTY_F
+        s, e = int(self.term_start[t]), int(self.term_start[t + 1])
+        return self.post_doc[s:e], self.post_w[s:e]
+
+    def kill(self, memory_id: int) -> bool:
+        """Tombstone ``memory_id``; True when it was a live document of this segment."""
+        pos = self.pos_of.get(memory_id)
+        if pos is None or not self.cols["alive"][pos]:
+            return False
+        self.cols["alive"][pos] = False
+        self.dead += 1
+        return True
+
+    def touch(self, memory_id: int, access_count: int, last_accessed_at: float | None) -> None:
+        """Record new access counters of a live document (the retention filter reads them)."""
+        pos = self.pos_of.get(memory_id)
+        if pos is None:
+            return
+        m = msgspec.structs.replace(
+            self.memories[pos], access_count=access_count, last_accessed_at=last_accessed_at
+        )
+        self.memories[pos] = m
+        self.cols["access"][pos] = access_count
+        self.cols["touched"][pos] = _touched(m)
+
+    def nbytes(self) -> int:
+        """Approximate memory held: arrays plus the texts and records."""
+        arrays = self.term_start.nbytes + self.post_doc.nbytes + self.post_w.nbytes
+        arrays += sum(a.nbytes for a in self.cols.values())
+        texts = sum(len(m.content) + len(m.key) + 360 for m in self.memories)
+        return arrays + texts + 90 * len(self.vocab) + 100 * len(self.memories)
+
+
+_EMPTY_I: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+_EMPTY_F: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
+
+
+def _touched(m: Memory) -> float:
+    return float(m.last_accessed_at if m.last_accessed_at is not None else m.created_at)
+
+
+def _codes(values: Sequence[str | None]) -> dict[str, int]:
+    codes: dict[str, int] = {}
+    for v in values:
+        if v and v not in codes:
+            codes[v] = len(codes) + 1
+    return codes
+
+
+def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
+    """Index memory rows with their search fields (CPU only; run it off the event loop).
+
+    Cost: per-token work in C (:func:`analyse_many`), then numpy sorts over (term, doc) pairs.
+    """
+    own, own_len = analyse_many([row.search_text for row in docs])
+    ctx, ctx_len = analyse_many([context_text(row.context) for row in docs])
+    vocab: dict[str, int] = {}
+    for term in itertools.chain(own, ctx):
+        if term not in vocab:
+            vocab[term] = len(vocab)
+    n = max(1, len(docs))
+    doc_ids = np.arange(len(docs), dtype=np.int64)
+    tid = np.fromiter(
+        map(vocab.__getitem__, itertools.chain(own, ctx)), dtype=np.int64, count=len(own) + len(ctx)
+    )
+    did = np.concatenate([np.repeat(doc_ids, own_len), np.repeat(doc_ids, ctx_len)])
+    fw = np.concatenate([np.ones(len(own)), np.full(len(ctx), p.context_weight)])
+    pairs, inverse = np.unique(tid * n + did, return_inverse=True)
+    f = np.bincount(inverse, weights=fw)
+    pair_doc = pairs % n
+    pair_term = pairs // n
+    lengths = np.asarray(own_len, dtype=np.float64) + np.asarray(ctx_len, dtype=np.float64)
+    avgdl = float(lengths.mean()) if len(docs) else 1.0
+    w = tf_factor(f.astype(np.float64), lengths[pair_doc], avgdl, p)
+    counts = np.bincount(pair_term, minlength=len(vocab))
+    term_start = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(counts, out=term_start[1:])
+    memories = [row.memory for row in docs]
+    return Segment(
+        memories,
+        vocab,
+        term_start,
+        pair_doc.astype(np.int32),
+        w.astype(np.float32),
+        avgdl,
+        _codes([m.user_id for m in memories]),
+        _codes([m.session_id for m in memories]),
+    )

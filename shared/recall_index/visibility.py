@@ -1,0 +1,114 @@
+"""Who may see a memory, evaluated in memory: the rule of ``visibility_sql``, on arrays and rows.
+
+:func:`shared.store.memories.visibility_sql` is the reference; the property test
+``tests/shared/recall_index/test_visibility_property.py`` checks that both forms here select
+exactly the rows it selects. A memory is visible to a scope at ``now`` when all hold:
+
+* owner: it belongs to the caller's owner and is owner-wide (``user_id == ""``) or the caller's
+  end user's; or it is a global memory (owner ``global``, any end user) and the scope includes
+  global memories;
+* session: it has no session, or the scope's session is its session;
+* expiry: ``expires_at`` is unset or later than ``now``;
+* retention (typed decay): not (its type has a TTL, it was accessed fewer than
+  ``access_immunity`` times and ``COALESCE(last_accessed_at, created_at) + ttl <= now``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from shared.models import MEMORY_TYPES, Memory, Scope
+from shared.store.memories import Retention
+
+__all__ = ["TYPE_CODE", "ScopeCodes", "visible_mask", "visible_row"]
+
+TYPE_CODE: dict[str, int] = {t: i for i, t in enumerate(MEMORY_TYPES)}
+"""Memory type → small integer code stored per document."""
+
+NO_CODE = -1
+"""Code of an end user / session the partition has never seen (matches no document)."""
+
+
+class ScopeCodes(msgspec.Struct, frozen=True):
+    """A scope translated to one partition's integer codes. ``user``.
+
+    A scope translated to one partition's integer codes. ``user``: the caller's end-user code
+    (0 = owner-wide only); ``session``: the scope's session code (0 = no session in scope,
+    :data:`NO_CODE` = a session no document has); ``any_user``: the partition is the global one
+    (its memories are visible whatever their end user).
+    """
+
+    user: int
+    session: int
+    any_user: bool
+
+
+def _ttl_rules(retention: Retention | None) -> list[tuple[int, float]]:
+    if retention is None:
+        return []
+    return [
+        (TYPE_CODE[t], ttl)
+        for t, ttl in sorted(retention.ttl_s.items())
+        if ttl > 0 and t in TYPE_CODE
+    ]
+
+
+def visible_mask(
+    arrays: dict[str, npt.NDArray[Any]],
+    idx: npt.NDArray[np.intp],
+    codes: ScopeCodes,
+    now: float,
+    retention: Retention | None,
+) -> npt.NDArray[np.bool_]:
+    """Boolean mask over the document positions ``idx``: True where the document is visible.
+
+    ``arrays`` holds per-document columns: ``alive`` (bool), ``user``/``session`` (int32 codes,
+    0 = none), ``expires`` (float64, +inf = never), ``type`` (int8, :data:`TYPE_CODE`),
+    ``access`` (int32 access count), ``touched`` (float64, last access else creation).
+    Vectorised: O(len(idx)).
+    """
+    ok: npt.NDArray[np.bool_] = arrays["alive"][idx].copy()
+    if not codes.any_user:
+        user = arrays["user"][idx]
+        ok &= (user == 0) | (user == codes.user)
+    session = arrays["session"][idx]
+    ok &= (session == 0) | ((session == codes.session) & (codes.session > 0))
+    ok &= arrays["expires"][idx] > now
+    rules = _ttl_rules(retention)
+    if rules:
+        assert retention is not None
+        mtype = arrays["type"][idx]
+        young = arrays["access"][idx] < retention.access_immunity
+        touched = arrays["touched"][idx]
+        for code, ttl in rules:
+            ok &= ~((mtype == code) & young & (touched + ttl <= now))
+    return ok
+
+
+def visible_row(
+    memory: Memory, scope: Scope, now: float, retention: Retention | None, *, any_user: bool
+) -> bool:
+    """The same rule for one :class:`Memory` of a partition (``any_user``: the global one)."""
+    if not any_user and memory.user_id not in ("", scope.user_id):
+        return False
+    if memory.session_id is not None and memory.session_id != scope.session_id:
+        return False
+    if memory.expires_at is not None and not memory.expires_at > now:
+        return False
+    if retention is None:
+        return True
+    ttl = retention.ttl_s.get(memory.type, 0.0)
+    if ttl <= 0 or memory.access_count >= retention.access_immunity:
+        return True
+    touched = memory.last_accessed_at if memory.last_accessed_at is not None else memory.created_at
+    return not touched + ttl <= now
+
+
+def expires_value(expires_at: float | None) -> float:
+    """``expires_at`` as stored in the ``expires`` column: +inf when unset."""
+    return math.inf if expires_at is None else float(expires_at)

@@ -1,0 +1,193 @@
+"""SQL of the in-memory recall index: the change feed (``memory_changes``) and row loading.
+
+The feed is written by the triggers of migration 0007; this module only reads and prunes it.
+Rows are read with :data:`shared.store.memories.COLUMNS` plus the two search fields
+(``search_text``, ``context``), so the index can rank them and hand out :class:`Memory` records
+without another query. See docs/ARCHITECTURE.md, "Recall engine".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from shared.models import Memory
+from shared.store.connection import store_errors, transaction
+from shared.store.memories import COLUMNS, row_to_memory
+
+LOAD_COLUMNS = COLUMNS + ", search_text, context"
+"""Selected columns: :data:`COLUMNS` (decoded by :func:`row_to_memory`) then the search fields."""
+
+
+class Change(msgspec.Struct, frozen=True, array_like=True):
+    """One feed row: ``seq`` (strictly increasing), memory rowid, owner, ``op`` ∈ u | d | a."""
+
+    seq: int
+    memory_id: int
+    owner_id: str
+    op: str
+
+
+class IndexedRow(msgspec.Struct, frozen=True):
+    """A memory with its two search fields.
+
+    A memory with its two search fields: ``search_text`` (content, key, CJK bigrams, as the
+    FTS5 column holds it) and ``context`` (neighbouring turns; ``""`` when unknown).
+    """
+
+    memory: Memory
+    search_text: str
+    context: str
+
+
+def _indexed(row: Sequence[Any]) -> IndexedRow:
+    return IndexedRow(row_to_memory(row), str(row[18]), str(row[19] or ""))
+
+
+async def feed_head(conn: aiosqlite.Connection) -> int:
+    """The newest sequence number of the feed (0 when empty). One read of the table's b-tree end.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("reading the change feed head"):
+        rows = list(await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM memory_changes"))
+    return int(rows[0][0]) if rows else 0
+
+
+async def feed_tail(conn: aiosqlite.Connection) -> int:
+    """The oldest sequence number still held.
+
+    The oldest sequence number still held (0 when empty): a reader that applied less than
+    ``tail - 1`` missed pruned changes and must rebuild.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("reading the change feed tail"):
+        rows = list(await conn.execute_fetchall("SELECT COALESCE(MIN(seq), 0) FROM memory_changes"))
+    return int(rows[0][0]) if rows else 0
+
+
+async def changes_since(conn: aiosqlite.Connection, after: int, limit: int) -> list[Change]:
+    """Up to ``limit`` feed rows with ``seq > after``, in sequence order.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("reading the change feed"):
+        rows = await conn.execute_fetchall(
+            "SELECT seq, memory_id, owner_id, op FROM memory_changes WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (after, limit),
+        )
+    return [Change(int(r[0]), int(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+
+async def prune_changes(conn: aiosqlite.Connection, older_than: float, keep_last: int) -> int:
+    """Delete feed rows written before ``older_than``.
+
+    Delete feed rows written before ``older_than`` (unix seconds), always keeping the newest
+    ``keep_last`` rows; returns how many were deleted.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("pruning the change feed"):
+        async with transaction(conn):
+            cur = await conn.execute(
+                "DELETE FROM memory_changes WHERE at < ? AND seq <= "
+                "(SELECT COALESCE(MAX(seq), 0) FROM memory_changes) - ?",
+                (older_than, keep_last),
+            )
+            deleted = cur.rowcount
+            await cur.close()
+    return int(deleted)
+
+
+async def load_owner(conn: aiosqlite.Connection, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
+    """Every memory row of ``owner_id``.
+
+    Every memory row of ``owner_id`` (undecoded: decode them with :func:`decode_rows` off the
+    event loop) and the feed head they reflect, read in ONE read transaction (a WAL snapshot), so
+    no change can fall between the head and the rows.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("loading an owner's memories"):
+        await conn.execute("BEGIN")
+        try:
+            head_rows = list(
+                await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM memory_changes")
+            )
+            rows = list(
+                await conn.execute_fetchall(
+                    f"SELECT {LOAD_COLUMNS} FROM memories WHERE owner_id = ? ORDER BY id",
+                    (owner_id,),
+                )
+            )
+        finally:
+            await conn.execute("COMMIT")
+    return int(head_rows[0][0]), list(rows)
+
+
+async def rows_of_owner(conn: aiosqlite.Connection, owner_id: str) -> list[Sequence[Any]]:
+    """Every memory row of ``owner_id`` (undecoded), outside any explicit transaction.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("loading an owner's memories"):
+        return list(
+            await conn.execute_fetchall(
+                f"SELECT {LOAD_COLUMNS} FROM memories WHERE owner_id = ? ORDER BY id", (owner_id,)
+            )
+        )
+
+
+def decode_rows(rows: Sequence[Sequence[Any]]) -> list[IndexedRow]:
+    """Decode rows selected with :data:`LOAD_COLUMNS`. CPU only (~1 µs per row)."""
+    return [_indexed(r) for r in rows]
+
+
+async def rows_by_id(conn: aiosqlite.Connection, ids: Sequence[int]) -> dict[int, IndexedRow]:
+    """The current rows of these rowids (deleted ones are absent).
+
+    Raises:
+        StoreError: the database failed.
+    """
+    out: dict[int, IndexedRow] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        with store_errors("reading changed memories"):
+            rows = await conn.execute_fetchall(
+                f"SELECT {LOAD_COLUMNS} FROM memories WHERE id IN ({marks})", chunk
+            )
+        out.update((int(r[0]), _indexed(r)) for r in rows)
+    return out
+
+
+async def access_by_id(
+    conn: aiosqlite.Connection, ids: Sequence[int]
+) -> dict[int, tuple[int, float | None]]:
+    """``rowid → (access_count, last_accessed_at)`` of these rowids (deleted ones absent).
+
+    Raises:
+        StoreError: the database failed.
+    """
+    out: dict[int, tuple[int, float | None]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        with store_errors("reading access counters"):
+            rows = await conn.execute_fetchall(
+                f"SELECT id, access_count, last_accessed_at FROM memories WHERE id IN ({marks})",
+                chunk,
+            )
+        out.update((int(r[0]), (int(r[1]), r[2])) for r in rows)
+    return out

@@ -1,0 +1,100 @@
+"""Reading request bodies over real sockets: a client that hangs up mid-upload is handled
+quietly (a debug log line, no unhandled-error log, no ASGI traceback), and a body that never
+completes gets a 408 in the route's error shape once ``body_read_timeout_s`` has passed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/embeddings"]
+QUIET = "client disconnected while sending the body of"
+
+
+@pytest.fixture
+def gateway_logs(caplog) -> Iterator[pytest.LogCaptureFixture]:
+    """``caplog`` at debug level, also capturing uvicorn's own error logger (not propagated)."""
+    caplog.set_level(logging.DEBUG, logger="mnemogate.gateway")
+    uvicorn_error = logging.getLogger("uvicorn.error")
+    uvicorn_error.addHandler(caplog.handler)
+    try:
+        yield caplog
+    finally:
+        uvicorn_error.removeHandler(caplog.handler)
+
+
+def send_partial(port: int, path: str, secret: str) -> socket.socket:
+    """Open a connection and send headers announcing 100 bytes, then only 10 of them."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {secret}\r\nContent-Length: 100\r\n\r\n".encode()
+        + b'{"model": '
+    )
+    return sock
+
+
+def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """Read one whole response until the server closes: status, headers, body."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split(" ")[1]), {k.lower(): v for k, v in headers.items()}, body
+
+
+def wait_for_record(caplog: pytest.LogCaptureFixture, text: str, timeout_s: float = 20.0) -> None:
+    """Poll the captured records until one contains ``text``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(text in r.getMessage() for r in caplog.records):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no log record with {text!r}: {[r.getMessage() for r in caplog.records]}")
+
+
+def test_client_abort_mid_upload_is_quiet_on_every_route(formats_gateway, gateway_logs):
+    gw = formats_gateway()
+    _, secret = gw.create_key()
+    for path in PATHS:
+        send_partial(gw.port, path, secret).close()
+        wait_for_record(gateway_logs, f"{QUIET} {path}")
+    errors = [r for r in gateway_logs.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert not any("Exception in ASGI application" in r.getMessage() for r in gateway_logs.records)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages"])
+def test_a_body_that_never_completes_is_a_408_in_the_route_shape(formats_gateway, path):
+    gw = formats_gateway(body_read_timeout_s=1.0)
+    _, secret = gw.create_key()
+    sock = send_partial(gw.port, path, secret)  # kept open: the rest never comes
+    try:
+        status, headers, body = read_response(sock)
+    finally:
+        sock.close()
+    assert status == 408
+    assert headers["connection"] == "close"
+    error = json.loads(body)
+    if path == "/v1/messages":
+        assert error["type"] == "error"
+        assert error["error"]["type"] == "invalid_request_error"
+        assert "did not arrive" in error["error"]["message"]
+    else:
+        assert error["error"]["code"] == "request_timeout"
+        assert error["error"]["type"] == "invalid_request_error"
+
+
+def test_body_read_timeout_must_be_positive():
+    from shared.errors import ConfigurationError
+    from shared.settings import load_settings
+
+    with pytest.raises(ConfigurationError):
+        load_settings({}, body_read_timeout_s=0)
