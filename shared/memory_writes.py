@@ -107,7 +107,9 @@ async def fact_writes(
         StoreError: the near-duplicate lookup failed.
     """
     out = FactWrites()
-    origin = {"session_id": p.session_id, "request_id": p.request_id}
+    # the prefix id of the whole request: a forget releases it so the turns can be learned again
+    prefix = turn_keys[-1].removeprefix("turn:") if turn_keys else ""
+    origin = {"session_id": p.session_id, "request_id": p.request_id, "learn_prefix": prefix}
     for sourced in extraction.facts:
         fact = sanitise_fact(sourced.fact)
         if fact is None:
