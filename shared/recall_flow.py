@@ -11,7 +11,8 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -22,7 +23,8 @@ from shared.injection import RecalledMemory, format_memory_block
 from shared.metrics import note_recall
 from shared.models import Scope
 from shared.ranking import estimate_tokens
-from shared.retrieval import recall
+from shared.recall_assist import RecallAssist, search_query
+from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
 from shared.store import Store
@@ -32,14 +34,44 @@ log = logging.getLogger("mnemogate.recall")
 
 @functools.lru_cache(maxsize=16_384)
 def _redacted(detector: SensitiveDetector, text: str) -> str:
-    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
-    requests, so redaction runs once per memory text rather than on every request."""
+    """``detector.redact(text)``, memoised per (detector, text).
+
+    Recalled texts repeat across requests, so redaction runs once per memory text rather than on
+    every request.
+    """
     return detector.redact(text)
 
 
+async def _assisted_recall(
+    store: Store,
+    scope: Scope,
+    conversation: Callable[[], Sequence[Any]],
+    query: str,
+    settings: Settings,
+    now: float,
+    engine: Engine | None,
+    assist: RecallAssist | None,
+) -> RecallResult:
+    """:func:`recall` of the (optionally rewritten) query; echoes compare with the original.
+
+    ``conversation`` is read only when a helper is on (the query rewrite's history).
+    """
+    messages = conversation() if assist is not None else ()
+    search, rewrite_degraded = await search_query(assist, settings, messages, query)
+    result = await recall(
+        store.memories, scope, search, settings, now, engine, assist=assist, echo_of=query
+    )
+    if rewrite_degraded is None or result.degraded is not None:
+        return result
+    return msgspec.structs.replace(result, degraded=rewrite_degraded)
+
+
 class RecalledBlock(msgspec.Struct, kw_only=True):
-    """What recall produced for one query: the formatted block (``""`` when nothing is to be
-    injected), the rowids it holds, the tier that answered and why a tier degraded (or None)."""
+    """What recall produced for one query.
+
+    The formatted block (``""`` when nothing is to be injected), the rowids it holds, the tier
+    that answered and why a tier degraded (or None).
+    """
 
     block: str
     memory_ids: list[int]
@@ -58,6 +90,9 @@ async def recall_block(
     now: float,
     engine: Engine | None = None,
     forget: Sequence[str] | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    conversation: Callable[[], Sequence[Any]] = tuple,
 ) -> RecalledBlock:
     """:func:`recall_block_untimed`, timed and recorded in the metrics.
 
@@ -66,7 +101,16 @@ async def recall_block(
     """
     started = time.perf_counter()
     recalled = await recall_block_untimed(
-        store, detector, settings, scope, query, now, engine, forget
+        store,
+        detector,
+        settings,
+        scope,
+        query,
+        now,
+        engine,
+        forget,
+        assist=assist,
+        conversation=conversation,
     )
     note_recall(
         time.perf_counter() - started,
@@ -87,6 +131,9 @@ async def recall_block_untimed(
     now: float,
     engine: Engine | None = None,
     forget: Sequence[str] | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    conversation: Callable[[], Sequence[Any]] = tuple,
 ) -> RecalledBlock:
     """Recall memories for ``query`` in ``scope`` and format them as the injected block.
 
@@ -96,13 +143,16 @@ async def recall_block_untimed(
     verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
     an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
     this message; recalled memories they name are left out
-    (:func:`shared.forget_terms.without_named`).
+    (:func:`shared.forget_terms.without_named`). ``assist``: the optional query rewrite and
+    rerank (:mod:`shared.recall_assist`), bounded by the same timeout; ``conversation``: the
+    request's user and assistant messages as chat-like ``{"role", "content"}`` dicts, oldest
+    first (the rewrite's history; read only when a helper is on).
     """
     if not query.strip():
         return RecalledBlock(block="", memory_ids=[], tier="none")
     try:
         result = await asyncio.wait_for(
-            recall(store.memories, scope, query, settings, now, engine),
+            _assisted_recall(store, scope, conversation, query, settings, now, engine, assist),
             settings.recall_timeout_ms / 1000,
         )
     except TimeoutError:

@@ -33,6 +33,8 @@ MAX_LEARN_TURNS = 100
 MAX_FORGET_MATCHES = 1000
 #: Upper bound of ``end_user_max_chars``.
 MAX_END_USER_CHARS = 4096
+#: Upper bound of ``rerank_candidates`` (documents sent to the reranker per recall).
+MAX_RERANK_CANDIDATES = 100
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -137,6 +139,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
     vector_min_similarity: float = 0.0
+    # optional recall helpers (shared/rerank.py, shared/query_rewrite.py), off by default
+    rerank_url: str = ""
+    rerank_api_key: str = ""
+    rerank_model: str = ""
+    rerank_candidates: int = 20
+    rerank_timeout_ms: int = 120
+    query_rewrite_provider: str = ""
+    query_rewrite_model: str = ""
+    query_rewrite_timeout_ms: int = 100
     # learning
     capture_turns: bool = True
     #: At most this many of the newest not-yet-learned user turns of one request are learned
@@ -211,11 +222,40 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("job_timeout_s must be positive")
         if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
             raise ConfigurationError("http timeouts must be positive")
+        check_recall_helpers(self)
 
     @property
     def embedded(self) -> bool:
         """True when no Redis URL is configured: jobs run in-process (embedded mode)."""
         return not self.redis_url
+
+
+def check_recall_helpers(settings: Settings) -> None:
+    """Validate the optional reranker and query rewrite settings.
+
+    Both run inside the recall time budget, so the time of those that are enabled must leave
+    part of ``recall_timeout_ms`` for the search itself (else a slow helper would cost the
+    request all of its memories instead of only the helper's improvement).
+
+    Raises:
+        ConfigurationError: a count or timeout is out of range, or the enabled helpers' timeouts
+            add up to ``recall_timeout_ms`` or more.
+    """
+    s = settings
+    if not 1 <= s.rerank_candidates <= MAX_RERANK_CANDIDATES:
+        raise ConfigurationError("rerank_candidates must be within 1..100")
+    if s.rerank_timeout_ms <= 0 or s.query_rewrite_timeout_ms <= 0:
+        raise ConfigurationError("rerank_timeout_ms and query_rewrite_timeout_ms must be > 0")
+    used = (s.rerank_timeout_ms if s.rerank_url else 0) + (
+        s.query_rewrite_timeout_ms if s.query_rewrite_provider else 0
+    )
+    if used and used >= s.recall_timeout_ms:
+        raise ConfigurationError(
+            "rerank_timeout_ms + query_rewrite_timeout_ms (of the enabled helpers) must be below "
+            "recall_timeout_ms"
+        )
+    if s.query_rewrite_provider and not s.query_rewrite_model:
+        raise ConfigurationError("query_rewrite_provider needs query_rewrite_model")
 
 
 MAX_FRESHNESS_MS = 1000

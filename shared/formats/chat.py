@@ -19,6 +19,7 @@ from shared.formats.base import (
     StreamStatus,
     end_user_of,
     openai_error,
+    text_turns,
 )
 from shared.formats.sse import event_bytes, iter_events
 from shared.formats.stream_end import fold_events
@@ -93,6 +94,7 @@ class ChatFormat:
             end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
             query=newest_user_text(plain),
             learning_turns=lambda: all_user_texts(plain),
+            conversation=lambda: text_turns((m.role, m.content) for m in req.messages),
         )
 
     def place(self, fields: rawjson.Fields, block: str, placement: Placement) -> rawjson.Fields:

@@ -36,6 +36,7 @@ from shared.formats.base import (
     StreamStatus,
     end_user_of,
     openai_error,
+    text_turns,
 )
 from shared.formats.sse import event_bytes, event_type, iter_events, json_events
 from shared.formats.stream_end import fold_events
@@ -115,6 +116,7 @@ class ResponsesFormat:
             end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
             query=newest_user_text(plain),
             learning_turns=lambda: all_user_texts(plain),
+            conversation=lambda: text_turns((m["role"], m["content"]) for m in plain),
         )
 
     def place(
