@@ -168,14 +168,10 @@ def sanitize_memory_text(text: str) -> str:
       full-width brackets) is replaced by ``[tag removed]``, so a memory cannot close the block.
 
     Never raises. Removing ``Cf`` also removes ZWJ, so emoji ZWJ sequences show as their parts.
-    Memoised (a recalled memory's text is the same string object request after request, so a
-    hit costs one cached hash): the per-character filter runs once per memory text, not per
-    request.
+    Memoised: the per-character filter runs once per memory text, not per request.
     """
-    if text.isascii() and text.isprintable():
-        # fast path: printable ASCII holds no Cc/Cf/Cs/Cn character and no whitespace but " "
-        cleaned = text
-    else:
+    cleaned = text  # printable ASCII (the fast path) holds no Cc/Cf/Cs/Cn and no \s but " "
+    if not (text.isascii() and text.isprintable()):
         cleaned = "".join(
             " " if ch.isspace() else ch
             for ch in text
@@ -191,26 +187,12 @@ def sanitize_memory_text(text: str) -> str:
 
 
 def _format_date(created_at: float) -> str:
-    if math.isfinite(created_at) and 0 <= created_at < _YEAR_10000_S:
-        return _day_label(int(created_at // _DAY_S))
     try:
         if not math.isfinite(created_at):
             raise ValueError
         return _dt.datetime.fromtimestamp(created_at, tz=_dt.UTC).strftime("%Y-%m-%d")
     except (ValueError, OverflowError, OSError):
         return "unknown date"
-
-
-@functools.lru_cache(maxsize=4096)
-def _day_label(day: int) -> str:
-    """``YYYY-MM-DD`` of the UTC day ``day`` (days since 1970-01-01), memoised."""
-    return (_EPOCH + _dt.timedelta(days=day)).strftime("%Y-%m-%d")
-
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-_DAY_S = 86_400
-_YEAR_10000_S = 253_402_300_800
-"""Unix seconds of 10000-01-01 UTC: later times take the exact path (and say unknown date)."""
 
 
 def format_memory_block(memories: Sequence[RecalledMemory]) -> str:
