@@ -10,10 +10,11 @@
   ``freshness_s / 2``; a request itself reads the feed only when the last read started
   ``freshness_s`` (default 0.2 s) ago or more and a synchronous probe of the source
   (:meth:`RecallSource.has_changes_after`) finds something newer than what is applied, so every
-  recall starting ``freshness_s`` after a commit sees it, and in practice the next one does. A write committed
-  by this process (any path through ``shared.store.connection.transaction`` on the store's
-  writer) marks the cache stale, so this process's next recall reads the feed first: a delete is
-  honoured by the deleting process at once and by every other process within ``freshness_s``.
+  recall starting ``freshness_s`` after a commit sees it, and in practice the next one does.
+  A write committed by this process (any path through
+  ``shared.store.connection.transaction`` on the store's writer) marks the cache stale, so
+  this process's next recall reads the feed first: a delete is honoured by the deleting
+  process at once and by every other process within ``freshness_s``.
 * Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
   owners are evicted first (the owner being answered is never evicted).
 * An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
