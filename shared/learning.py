@@ -295,6 +295,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
     # together in one transaction: all or nothing, one commit per job)
     facts_written = skipped = deduped = 0
     origin = {"session_id": p.session_id, "request_id": p.request_id}
+    fact_origin = {**origin, "learn_prefix": prefixes[-1] if prefixes else ""}
     writes: list[NewMemory] = []
     for raw_fact in candidates:
         clean = sanitise_fact(raw_fact)
@@ -315,7 +316,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
                 category=fact.category,  # type: ignore[arg-type]
                 key=key or fact.key,
                 content=fact.content,
-                metadata={**origin, "confidence": fact.confidence, "extractor": extractor},
+                metadata={**fact_origin, "confidence": fact.confidence, "extractor": extractor},
                 source="extraction",
             )
         )

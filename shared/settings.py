@@ -229,10 +229,16 @@ def _check_recall_engine(s: Settings) -> None:
         ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
             < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
     """
-    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
-        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
-    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
-        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
+    if s.bm25_k1 < 0:
+        raise ConfigurationError(f"setting 'bm25_k1' must be >= 0, got {s.bm25_k1}")
+    if not 0.0 <= s.bm25_b <= 1.0:
+        raise ConfigurationError(f"setting 'bm25_b' must be within 0..1, got {s.bm25_b}")
+    if s.recall_context_weight < 0:
+        raise ConfigurationError(
+            f"setting 'recall_context_weight' must be >= 0, got {s.recall_context_weight}"
+        )
+    if s.recall_cache_mb < 1:
+        raise ConfigurationError(f"setting 'recall_cache_mb' must be >= 1, got {s.recall_cache_mb}")
     if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
         raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 

@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
+from services.gateway.memory_control import TOKENS_HEADER
 from shared.errors import MnemogateError
 from shared.formats.base import openai_error
 from shared.formats.messages import MESSAGES
@@ -32,17 +33,25 @@ _HTTP_TYPES = {
 
 
 ANTHROPIC_ROUTES = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
+#: Routes that inject memory: every response of theirs says how many tokens memory added.
+MEMORY_ROUTES = frozenset({"/v1/chat/completions", "/v1/responses", "/v1/messages"})
 
 
 def error_response(
     status: int, message: str, type_: str, code: str | None, path: str = ""
 ) -> JSONResponse:
-    """A JSON error response in the shape of the route at ``path`` (OpenAI's by default)."""
-    if path.rstrip("/") in ANTHROPIC_ROUTES:
+    """A JSON error response in the shape of the route at ``path`` (OpenAI's by default).
+
+    On a memory route it carries ``x-mnemogate-memory-tokens: 0`` (nothing was injected), as
+    every response of those routes does.
+    """
+    route = path.rstrip("/")
+    if route in ANTHROPIC_ROUTES:
         body = MESSAGES.error_body(message, type_, code)
     else:
         body = openai_error(message, type_, code)
-    return JSONResponse(body, status_code=status)
+    headers = {TOKENS_HEADER: "0"} if route in MEMORY_ROUTES else None
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 #: nginx's status for "client closed the request"; nobody reads it, the client is gone.

@@ -22,6 +22,27 @@ FORMAT_NAMES: tuple[FormatName, ...] = ("chat", "responses", "messages", "embedd
 StreamStatus = Literal["ok", "failed", "open"]
 
 
+class EndUserMetadata(msgspec.Struct, frozen=True):
+    """``metadata`` of a request: ``user_id`` names the end user (other keys ignored)."""
+
+    user_id: str | None = None
+
+
+def end_user_of(
+    user: str | None, safety_identifier: str | None, metadata: EndUserMetadata | None
+) -> str:
+    """The first non-blank of ``user``, ``safety_identifier``, ``metadata.user_id``, else ``""``.
+
+    Returned as written (the length limit is checked by :func:`shared.end_user.resolve_end_user`,
+    never cut here). Pure.
+    """
+    meta = metadata.user_id if metadata is not None else None
+    for value in (user, safety_identifier, meta):
+        if value and value.strip():
+            return value
+    return ""
+
+
 @dataclass(frozen=True)
 class ParsedRequest:
     """A validated request.

@@ -12,10 +12,12 @@ import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
+    EndUserMetadata,
     ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
+    end_user_of,
     openai_error,
 )
 from shared.formats.sse import event_bytes, iter_events
@@ -34,12 +36,17 @@ class ChatMessage(msgspec.Struct, frozen=True):
 
 
 class ChatRequest(msgspec.Struct, frozen=True):
-    """What the gateway reads of a chat completion request (other fields pass through)."""
+    """What the gateway reads of a chat completion request (other fields pass through).
+
+    ``user``, ``safety_identifier`` and ``metadata.user_id`` name the end user, in that order.
+    """
 
     model: Annotated[str, msgspec.Meta(min_length=1)]
     messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
     stream: bool | None = None
     user: str | None = None
+    safety_identifier: str | None = None
+    metadata: EndUserMetadata | None = None
 
 
 def _plain(messages: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -83,7 +90,7 @@ class ChatFormat:
             fields=rawjson.decode_fields(raw),
             model=req.model,
             stream=req.stream is True,
-            end_user=req.user or "",
+            end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
             query=newest_user_text(plain),
             learning_turns=lambda: all_user_texts(plain),
         )
