@@ -122,6 +122,45 @@ async def recall_block(
     return recalled
 
 
+async def _bounded_recall(
+    store: Store,
+    scope: Scope,
+    conversation: Callable[[], Sequence[Any]],
+    query: str,
+    settings: Settings,
+    now: float,
+    engine: Engine | None,
+    assist: RecallAssist | None,
+) -> RecallResult | RecalledBlock:
+    """Recall under the time budget: the result, or an empty block saying why (never raises)."""
+    try:
+        budget_s = settings.recall_timeout_ms / 1000
+        keywords = engine.keywords if engine is not None else None
+        if keywords is not None:
+            # Waiting for the change feed (one indexed read, but its answer queues behind every
+            # request in flight on a busy loop) gets its own window: the recall budget measures
+            # recall work, not the event loop's queue (docs/ARCHITECTURE.md, "Recall engine").
+            async with asyncio.timeout(budget_s):
+                await keywords.fresh()
+        # asyncio.timeout runs recall inline in this task: a warm in-memory recall with nothing
+        # to await finishes without yielding to the loop (asyncio.wait_for would add a task and
+        # two loop hops per request, each a full round of the requests in flight).
+        async with asyncio.timeout(budget_s):
+            return await _assisted_recall(
+                store, scope, conversation, query, settings, now, engine, assist
+            )
+    except TimeoutError:
+        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
+    except MnemogateError as exc:
+        log.warning("recall failed: %s", exc)
+        return RecalledBlock(
+            block="", memory_ids=[], tier="none", degraded=exc.code or "recall_error"
+        )
+    except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
+        log.exception("recall failed unexpectedly: %s", type(exc).__name__)
+        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+
+
 async def recall_block_untimed(
     store: Store,
     detector: SensitiveDetector,
@@ -150,21 +189,12 @@ async def recall_block_untimed(
     """
     if not query.strip():
         return RecalledBlock(block="", memory_ids=[], tier="none")
-    try:
-        result = await asyncio.wait_for(
-            _assisted_recall(store, scope, conversation, query, settings, now, engine, assist),
-            settings.recall_timeout_ms / 1000,
-        )
-    except TimeoutError:
-        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
-    except MnemogateError as exc:
-        log.warning("recall failed: %s", exc)
-        return RecalledBlock(
-            block="", memory_ids=[], tier="none", degraded=exc.code or "recall_error"
-        )
-    except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
-        log.exception("recall failed unexpectedly: %s", type(exc).__name__)
-        return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+    outcome = await _bounded_recall(
+        store, scope, conversation, query, settings, now, engine, assist
+    )
+    if isinstance(outcome, RecalledBlock):
+        return outcome
+    result = outcome
     memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(
