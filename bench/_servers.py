@@ -55,13 +55,18 @@ def process(
 
 
 @contextlib.contextmanager
-def fake_upstream(reply: str = "OK", mirror: bool = False) -> Iterator[str]:
+def fake_upstream(
+    reply: str = "OK", mirror: bool = False, mirror_model: str | None = None
+) -> Iterator[str]:
     """A fake OpenAI-compatible upstream subprocess; yields its base URL (``.../v1``).
 
-    ``mirror``: it answers with the JSON of the messages it received (to read injections).
+    ``mirror``: it answers with the JSON of the messages it received (to read injections);
+    ``mirror_model``: only requests for that model are answered that way.
     """
     port = free_port()
     extra = ["--mirror"] if mirror else []
+    if mirror_model:
+        extra += ["--mirror-model", mirror_model]
     with process(
         [
             sys.executable,

@@ -4,6 +4,7 @@ Usage::
 
     python bench/gateway.py [--sizes 1k,10k,100k] [--configs off,keyword,static,minilm]
         [--quick] [--c1 N] [--c10 N] [--c50 N] [--data-dir data]
+        [--routes chat,responses,messages]
 
 One run measures, in this order and on the same machine state: the fake upstream alone, a
 minimal Starlette + uvicorn + aiohttp pass-through (``bench/_passthrough.py``) and mnemogate
@@ -19,6 +20,12 @@ reused. Every request body is a distinct LoCoMo question; measured requests carr
 (latency minus the upstream alone), server CPU ms per request (``/proc``), req/s at c=10 and
 c=50, p99 at c=50, the share of requests that lost memory (a ``x-mnemogate-memory-degraded``
 header), peak RSS, and each as a ratio to the pass-through.
+
+``--routes chat,responses,messages`` (default ``chat``: the table above) instead measures, for each
+configuration and size, the client formats side by side against the fake upstream alone on the
+same route: added p50/p90 at c=1 for JSON and streamed requests and the time to the first content
+delta, each as a ratio to the chat route's (``bench/_routes.py``); ``--c1`` sets the requests per
+route, target and mode.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import aiohttp
 
 from bench._corpus import queries
+from bench._routes import ROUTES, Target, sample, table
 from bench._servers import fake_upstream, free_port, process, wait_port
 from bench.recall_latency import (
     OTHERS,
@@ -177,7 +186,62 @@ def row(name: str, m: dict[str, float], base: dict[str, float], up: float) -> st
     )
 
 
+def gateway_env(name: str, db: Path, upstream: str) -> dict[str, str]:
+    """Environment of a ``mnemogate serve`` of configuration ``name`` on ``db``."""
+    env = {f"MNEMOGATE_{k.upper()}": v for k, v in CONFIGS[name].items()}
+    return env | {
+        "MNEMOGATE_STATIC_MODEL_PATH": str(STATIC_TABLE),
+        "MNEMOGATE_DB_PATH": str(db),
+        "MNEMOGATE_UPSTREAM_BASE_URL": upstream,
+        "MNEMOGATE_UPSTREAM_API_KEY": "sk-bench",
+        "MNEMOGATE_LOG_LEVEL": "WARNING",
+    }
+
+
+async def routes_async(args: argparse.Namespace) -> None:
+    """``--routes``: the client formats side by side, per configuration (``bench/_routes.py``)."""
+    routes = [ROUTES[r] for r in args.routes.split(",")]
+    if routes[0].name != "chat":
+        raise SystemExit("--routes must start with chat (the reference of every ratio)")
+    data = Path(args.data_dir)
+    data.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    configs = args.configs.split(",")
+    qs = iter(queries((10 + args.c1) * len(routes) * 4 * len(sizes) * len(configs)))
+    with fake_upstream() as upstream, tempfile.TemporaryDirectory() as tmp:
+        providers = Path(tmp) / "providers.toml"
+        providers.write_text(
+            f'[[providers]]\nname = "claude"\nkind = "anthropic"\nbase_url = "{upstream}"\n'
+            'api_key_env = "MNEMOGATE_BENCH_CLAUDE_KEY"\n'
+        )
+        print(
+            f"requests per route and target: {args.c1} JSON + {args.c1} streamed, c=1, interleaved"
+        )
+        for size in sizes:
+            for name in configs:
+                source = CONFIGS[name]["embedding_source"]
+                db = data / f"gw-{size}-{source}.db"
+                secret = await build_db(db, size, source)
+                env = gateway_env(name, db, upstream) | {
+                    "MNEMOGATE_PROVIDERS_FILE": str(providers),
+                    "MNEMOGATE_BENCH_CLAUDE_KEY": "sk-bench",
+                }
+                port = free_port()
+                cmd = [sys.executable, "-m", "services.cli", "serve", "--port", str(port)]
+                targets = [
+                    Target(upstream, "sk-bench", gateway=False),
+                    Target(f"http://127.0.0.1:{port}/v1", secret, gateway=True),
+                ]
+                with server(cmd, env, port):
+                    await sample(targets, routes, qs, 10)  # warm-up
+                    s = await sample(targets, routes, qs, args.c1)
+                print("\n".join(table(f"{name} @{size:,}", s, routes)), flush=True)
+
+
 async def main_async(args: argparse.Namespace) -> None:
+    if args.routes != "chat":
+        await routes_async(args)
+        return
     n = {"c1": args.c1, "c10": args.c10, "c50": args.c50}
     total = sum(n.values()) + 20
     sizes = [parse_size(s) for s in args.sizes.split(",")]
@@ -205,16 +269,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 source = CONFIGS[name]["embedding_source"]
                 db = data / f"gw-{size}-{source}.db"
                 secret = await build_db(db, size, source)
-                env = {f"MNEMOGATE_{k.upper()}": v for k, v in CONFIGS[name].items()}
-                env["MNEMOGATE_STATIC_MODEL_PATH"] = str(STATIC_TABLE)
-                env.update(
-                    {
-                        "MNEMOGATE_DB_PATH": str(db),
-                        "MNEMOGATE_UPSTREAM_BASE_URL": upstream,
-                        "MNEMOGATE_UPSTREAM_API_KEY": "sk-bench",
-                        "MNEMOGATE_LOG_LEVEL": "WARNING",
-                    }
-                )
+                env = gateway_env(name, db, upstream)
                 port = free_port()
                 cmd = [sys.executable, "-m", "services.cli", "serve", "--port", str(port)]
                 headers = {
@@ -239,6 +294,9 @@ def main() -> None:
     parser.add_argument("--c1", type=int, default=300)
     parser.add_argument("--c10", type=int, default=1000)
     parser.add_argument("--c50", type=int, default=1000)
+    parser.add_argument(
+        "--routes", default="chat", help="e.g. chat,responses,messages: formats side by side"
+    )
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
     if args.quick:

@@ -5,7 +5,9 @@ Usage::
     python bench/locomo_recall.py ../shared/data/locomo10.json [--engine fts|vector|hybrid]
         [--source transformers|static] [--conversations N] [--compare-int8] [--setting k=v ...]
 
-Every dialog turn becomes a memory (``"[<date>] <speaker>: <text>"``, one owner per
+Every dialog turn becomes a memory as learning would store it
+(:func:`bench._locomo.turn_memories`: content ``"[<date>] <speaker>: <text>"``, search context
+the two turns before and after in its session, question-only turns left out; one owner per
 conversation) written with the store's upsert; vectors are written through the engine
 (sqlite-vec). Each category 1-4 question is answered by ``shared.retrieval.recall`` with the
 product's settings (strategy from ``--engine``; token budget raised to 8000 so the top 10 are not
@@ -29,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import numpy as np
 
-from bench._locomo import Scores, load
+from bench._locomo import Scores, load, turn_memories
 from shared.engine import build_engine, record_of
 from shared.models import NewMemory, Scope
 from shared.retrieval import recall, retention_of
@@ -67,18 +69,19 @@ async def main_async(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         now = time.time()
         for conv in convs:
-            for turn in conv.turns:
+            for tm in turn_memories(conv, args.with_date, args.capture_all):
                 m, _ = await store.writes.upsert(
                     NewMemory(
                         owner_id=conv.sample_id,
-                        content=turn.memory_text(args.with_date),
-                        type="semantic",
-                        category="fact",
-                        key=f"turn:{turn.dia_id}",
+                        content=tm.content,
+                        context=tm.context if args.context else "",
+                        type="episodic",
+                        category="turn",
+                        key=f"turn:{tm.turn.dia_id}",
                     ),
                     now=now,
                 )
-                dia_of[m.id] = turn.dia_id
+                dia_of[m.id] = tm.turn.dia_id
         t_store = time.perf_counter() - t0
         t_embed = 0.0
         vectors: dict[int, np.ndarray] = {}
@@ -99,7 +102,7 @@ async def main_async(args: argparse.Namespace) -> None:
             + (f" ({engine.embedder.signature})" if engine.embedder else "")
         )
         for variant in grid(settings, args.grid):
-            await evaluate(store, engine, convs, variant, dia_of, args.engine)
+            await evaluate(store, engine, convs, variant, dia_of, args.engine, args.quick)
         if args.compare_int8 and engine.enabled and engine.embedder is not None:
             await compare_int8(store, engine, vectors, convs, settings, tmp)
         await http.aclose()
@@ -126,8 +129,19 @@ def grid(settings, spec: str | None):  # type: ignore[no-untyped-def]
     return out
 
 
-async def evaluate(store, engine, convs, settings, dia_of, engine_name) -> None:  # type: ignore[no-untyped-def]
-    """Answer every question with ``recall`` under ``settings``; print the table."""
+async def evaluate(store, engine, convs, settings, dia_of, engine_name, quick=False) -> None:  # type: ignore[no-untyped-def]
+    """Answer every question with ``recall`` under ``settings``; print the table.
+
+    Hit@k and MRR come from what recall returns under ``settings``; "MRR full" from a second
+    recall of the same question with every candidate kept (top k 1000, no relevance floor, no
+    memory cap), so a hit ranked below the injected ones still counts (``quick``: skipped, MRR
+    full = MRR).
+    """
+    import msgspec
+
+    full_settings = msgspec.structs.replace(
+        settings, recall_top_k=1000, recall_relative_floor=0.0, recall_max_memories=0
+    )
     scores = Scores()
     latencies: list[float] = []
     injected: list[int] = []
@@ -138,13 +152,19 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name) -> None:
             result = await recall(store.memories, scope, q.text, settings, time.time(), engine)
             latencies.append((time.perf_counter() - s) * 1000)
             injected.append(len(result.memories))
-            scores.add(q.category, [dia_of[m.id] for m in result.memories], q.evidence)
+            ranked = [dia_of[m.id] for m in result.memories]
+            if quick:
+                scores.add(q.category, ranked, q.evidence)
+                continue
+            full = await recall(store.memories, scope, q.text, full_settings, time.time(), engine)
+            scores.add(q.category, ranked, q.evidence, [dia_of[m.id] for m in full.memories])
     print(
         scores.table(
             f"engine={engine_name} strategy={settings.retrieval_strategy} "
             f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
             f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
-            f"min_sim={settings.vector_min_similarity}"
+            f"min_sim={settings.vector_min_similarity} k1={settings.bm25_k1} b={settings.bm25_b} "
+            f"context_weight={settings.recall_context_weight}"
         )
     )
     print(
@@ -207,7 +227,21 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--top-k", type=int, default=20)
     parser.add_argument("--no-date", dest="with_date", action="store_false")
+    parser.add_argument(
+        "--no-context",
+        dest="context",
+        action="store_false",
+        help="store no conversation context (memories.context empty)",
+    )
+    parser.add_argument(
+        "--capture-all",
+        action="store_true",
+        help="also store turns that only ask or request (learning leaves them out)",
+    )
     parser.add_argument("--compare-int8", action="store_true")
+    parser.add_argument(
+        "--quick", action="store_true", help="skip the full-list recall (MRR full = MRR)"
+    )
     parser.add_argument(
         "--grid",
         default=None,

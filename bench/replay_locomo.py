@@ -2,13 +2,17 @@
 
 Usage: ``python bench/replay_locomo.py ../shared/data/locomo10.json [--conversations N]``
 
-Starts a fake upstream in mirror mode (it answers with the messages it received) and a gateway
-(embedded mode, temp SQLite) unless ``--gateway-url``/``--api-key`` name a running one (whose
-upstream must then be ``python -m tests.fakes.upstream --mirror``). With the official ``openai``
-client it replays every turn of each conversation as a user message (one end user per
-conversation), waits until the gateway has learned them, then asks every category 1-4 question with
-``x-mnemogate-no-learn: 1`` (probes are recalled for but not learned) and reads the memory block
-the upstream received. A hit at k: an evidence turn among the first k injected memories.
+Starts a fake upstream (empty answers; requests for the model ``mirror`` are answered with the
+messages received) and a gateway (embedded mode, temp SQLite) unless ``--gateway-url``/
+``--api-key`` name a running one (whose upstream must then be ``python -m tests.fakes.upstream
+--reply '' --mirror-model mirror``). With the official ``openai`` client it replays each
+conversation the way a chat client sends one: one end user per conversation, one chat session per
+LoCoMo session, every turn (``"[<date>] <speaker>: <text>"``) as a user message sent with the
+session's earlier turns as history, so learning sees the same neighbouring turns as
+``bench/locomo_recall.py`` stores as context. It waits until the gateway has learned them, then
+asks every category 1-4 question in a new session with ``x-mnemogate-no-learn: 1`` (probes are
+recalled for but not learned) and reads the memory block the upstream received. A hit at k: an
+evidence turn among the first k injected memories.
 
 For comparison it computes a plain FTS5 OR-query baseline on the same turn texts (porter
 unicode61, stop words dropped, each term quoted, OR-joined, bm25 order) in the same run.
@@ -197,15 +201,18 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
         user = f"locomo-{conv.sample_id}"
         by_text: dict[str, str] = {}
         t0 = time.perf_counter()
+        history: dict[int, list[dict[str, str]]] = {}
         for turn in conv.turns:
             text = turn.memory_text(args.with_date)
             by_text.setdefault(norm(text), turn.dia_id)
+            messages = history.setdefault(turn.session, [])
+            messages.append({"role": "user", "content": text})
             s = time.perf_counter()
             client.chat.completions.create(
                 model="fake-model",
                 user=user,
-                messages=[{"role": "user", "content": text}],
-                extra_headers={"x-mnemogate-session-id": f"{user}-replay"},
+                messages=messages,  # type: ignore[arg-type]
+                extra_headers={"x-mnemogate-session-id": f"{user}-s{turn.session}"},
             )
             replay_ms.append((time.perf_counter() - s) * 1000)
         learned = wait_learned(db_path, user) if db_path else len(conv.turns)
@@ -218,10 +225,10 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
         for q in conv.questions:
             s = time.perf_counter()
             resp = client.chat.completions.create(
-                model="fake-model",
+                model="mirror",
                 user=user,
                 messages=[{"role": "user", "content": q.text}],
-                extra_headers={"x-mnemogate-no-learn": "1"},
+                extra_headers={"x-mnemogate-no-learn": "1", "x-mnemogate-session-id": "ask"},
             )
             ask_ms.append((time.perf_counter() - s) * 1000)
             contents = injected_contents(resp.choices[0].message.content or "[]")
@@ -288,7 +295,7 @@ def main() -> None:
         run(args, args.gateway_url, args.api_key, args.db_path)
         return
     extra = dict(s.split("=", 1) for s in args.setting)
-    with tempfile.TemporaryDirectory() as tmp, fake_upstream(mirror=True) as up:
+    with tempfile.TemporaryDirectory() as tmp, fake_upstream("", mirror_model="mirror") as up:
         db = str(Path(tmp) / "replay.db")
         secret = create_key(db)
         with gateway(db, up, **extra) as gw:

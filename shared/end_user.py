@@ -11,7 +11,9 @@ Sources, first one set wins:
 4. the body's ``metadata.user_id`` (Anthropic messages).
 
 A value longer than ``end_user_max_chars`` is refused with a 400 (:class:`InvalidRequest`),
-never cut: two ids equal in their first characters must never share memories.
+never cut: two ids equal in their first characters must never share memories. Header values
+are read as UTF-8 (:func:`utf8_header`), so ``x-mnemogate-user: jürgen`` names the same end user
+as the body's ``"user": "jürgen"``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,24 @@ from shared.settings import Settings
 def header_names(settings: Settings) -> tuple[str, ...]:
     """``end_user_headers`` as lower-case names, in order, blanks dropped."""
     return tuple(n.strip().lower() for n in settings.end_user_headers.split(",") if n.strip())
+
+
+def utf8_header(name: str, value: str | None) -> str | None:
+    """A header value re-read as UTF-8 (``None`` stays ``None``).
+
+    ASGI servers hand header bytes over decoded as Latin-1 (RFC 9110 section 5.5 leaves
+    non-ASCII bytes opaque); encoding back to Latin-1 restores the bytes exactly, which are then
+    decoded as UTF-8, the encoding clients send.
+
+    Raises:
+        InvalidRequest: the bytes are not valid UTF-8 (HTTP 400).
+    """
+    if value is None or value.isascii():
+        return value
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        raise InvalidRequest(f"the header {name} is not valid UTF-8") from None
 
 
 def body_candidates(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -54,10 +74,12 @@ def resolve_end_user(
     knows which fields it has; :func:`body_candidates` reads them from a decoded JSON body).
 
     Raises:
-        InvalidRequest: the chosen value is longer than ``max_chars`` characters, or a body
-            field is set to something other than a string.
+        InvalidRequest: the chosen value is longer than ``max_chars`` characters, a body
+            field is set to something other than a string, or a header is not valid UTF-8.
     """
-    candidates: list[tuple[str, Any]] = [(f"header {n}", headers.get(n)) for n in names]
+    candidates: list[tuple[str, Any]] = [
+        (f"header {n}", utf8_header(n, headers.get(n))) for n in names
+    ]
     candidates += list(body)
     for source, value in candidates:
         if value is None:

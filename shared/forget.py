@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
+from shared.forget_guard import release_learned
 from shared.forget_terms import (
     clear_matches,
     coverage,
@@ -172,6 +173,7 @@ async def forget(
         await store.forget.remove_tombstone(owner_id, user_id, hashes, now)
     gone = await _evict(store, ids, now, on_deleted)
     kept = set(gone)
+    await release_learned(store, [m for m in (*named, *copies) if m.id in kept])
     deleted = [item for item, rowid in zip(items, ids, strict=True) if rowid in kept]
     await store.events.record(
         "forget",

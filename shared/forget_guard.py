@@ -74,3 +74,37 @@ async def purge_forgotten(
         return []
     rows = await store.lifecycle.rows(doomed)
     return await store.lifecycle.evict([(r, "forget") for r in rows], now)
+
+
+def source_prefixes(memory: Memory) -> list[str]:
+    """The learn-cursor prefix ids a memory was learned from (empty when unknown).
+
+    A captured turn's key is ``turn:<prefix id>``; a fact keeps its request's last prefix id in
+    ``metadata["learn_prefix"]`` (:func:`shared.learning.prefix_ids`). Pure.
+    """
+    out: list[str] = []
+    if memory.key.startswith("turn:"):
+        out.append(memory.key[len("turn:") :])
+    prefix = memory.metadata.get("learn_prefix")
+    if isinstance(prefix, str) and prefix:
+        out.append(prefix)
+    return out
+
+
+async def release_learned(store: Store, deleted: Sequence[Memory]) -> None:
+    """Let a later request teach again what the ``deleted`` memories said.
+
+    The content-addressed learn cursor otherwise takes a later request that repeats the same
+    turns for a replay and learns nothing from it. Tombstones still block learning from requests
+    made at or before a forget (:func:`drop_forgotten`).
+
+    Raises:
+        StoreError: the database failed.
+    """
+    by_user: dict[tuple[str, str], list[str]] = {}
+    for memory in deleted:
+        prefixes = source_prefixes(memory)
+        if prefixes:
+            by_user.setdefault((memory.owner_id, memory.user_id), []).extend(prefixes)
+    for (owner_id, user_id), prefixes in by_user.items():
+        await store.cursors.release(owner_id, user_id, prefixes)

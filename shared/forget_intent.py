@@ -3,7 +3,8 @@
 :func:`detect_forget` is pure and cheap (a few anchored regular expressions over at most
 :data:`MAX_MESSAGE_CHARS` characters), so the gateway runs it on every request. Precision comes
 first: a message counts only when one of its sentences *starts* with a forget command (after an
-optional politeness prefix such as "please", "can you", "bitte", "peux-tu", "¿puedes") and the
+optional interjection or politeness prefix such as "actually", "hmm", "please", "can you",
+"eigentlich", "bitte", "en fait", "peux-tu", "la verdad", "¿puedes") and the
 command names the user's own information. Phrase families (docs/ARCHITECTURE.md, "Forget"):
 
 =====================  ==========================================================================
@@ -68,15 +69,21 @@ class ForgetIntent(msgspec.Struct, frozen=True, kw_only=True):
     language: str
 
 
-# Politeness before the command, per language (optional).
+# Interjections and politeness before the command, per language (optional, repeatable).
 _PREFIX = {
-    "en": r"(?:(?:hey|hi|ok|okay|so|and|also|now|please|pls|kindly)[\s,]+)*"
+    "en": r"(?:(?:hey|hi|ok|okay|so|and|also|now|please|pls|kindly|actually|hmm+|hm|well|oh|"
+    r"ah|um+|uh+|right|alright|oops|sorry|wait|btw|by\s+the\s+way|on\s+second\s+thoughts?|"
+    r"thanks|thank\s+you)[\s,.!]+)*"
     r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?|i\s+(?:want|need|would\s+like|'d\s+like)"
     r"\s+you\s+to\s+|i'd\s+like\s+you\s+to\s+)?(?:please\s+)?",
-    "de": r"(?:(?:hey|hallo|ok|okay|also|und|jetzt|bitte)[\s,]+)*",
-    "fr": r"(?:(?:hé|hey|ok|okay|alors|et|maintenant|stp|s'il\s+te\s+pla[iî]t)[\s,]+)*"
+    "de": r"(?:(?:hey|hallo|ok|okay|also|und|jetzt|bitte|eigentlich|hmm+|hm|ach|oh|na|ähm|"
+    r"übrigens|danke|moment)[\s,.!]+)*",
+    "fr": r"(?:(?:hé|hey|ok|okay|alors|et|maintenant|stp|svp|s'il\s+te\s+pla[iî]t|"
+    r"s'il\s+vous\s+pla[iî]t|en\s+fait|au\s+fait|finalement|euh|bon|ah|oh|hmm+|merci)"
+    r"[\s,.!]+)*"
     r"(?:(?:peux|pourrais|pouvez|pourriez)[\s-]+(?:tu|vous)\s+|tu\s+peux\s+)?",
-    "es": r"(?:(?:oye|hola|ok|vale|y|ahora|por\s+favor)[\s,]+)*"
+    "es": r"(?:(?:oye|hola|ok|vale|y|ahora|por\s+favor|la\s+verdad|en\s+realidad|"
+    r"por\s+cierto|bueno|pues|eh|ah|oh|hmm+|gracias)[\s,.!]+)*"
     r"(?:¿?\s*(?:puedes|podrías|podrias|podéis|puede)\s+)?",
 }
 # What a target must start with: the user's own information.
@@ -152,7 +159,7 @@ _OTHER_FAMILIES: tuple[tuple[str, str, bool, str], ...] = (
     (
         "de",
         "can_you_forget",
-        False,
+        True,
         r"(?:kannst|könntest)\s+du\s+(?:bitte\s+)?"
         r"(?P<target>.+?)\s+vergessen\b",
     ),

@@ -168,15 +168,15 @@ def sanitize_memory_text(text: str) -> str:
       full-width brackets) is replaced by ``[tag removed]``, so a memory cannot close the block.
 
     Never raises. Removing ``Cf`` also removes ZWJ, so emoji ZWJ sequences show as their parts.
-    Memoised (a recalled memory's text is the same string object request after request, so a
-    hit costs one cached hash): the per-character filter runs once per memory text, not per
-    request.
+    Memoised: the per-character filter runs once per memory text, not per request.
     """
-    cleaned = "".join(
-        " " if ch.isspace() else ch
-        for ch in text
-        if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Cn")
-    )
+    cleaned = text  # printable ASCII (the fast path) holds no Cc/Cf/Cs/Cn and no \s but " "
+    if not (text.isascii() and text.isprintable()):
+        cleaned = "".join(
+            " " if ch.isspace() else ch
+            for ch in text
+            if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Cn")
+        )
     # Apply the tag filter until stable: removing one tag must not assemble another.
     for _ in range(8):
         replaced = _TAG_RE.sub("[tag removed]", cleaned)

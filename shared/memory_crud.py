@@ -22,6 +22,7 @@ from shared.access_policy import (
 )
 from shared.control_chars import strip_control_chars
 from shared.errors import InvalidRequest, NotFound
+from shared.forget_guard import release_learned
 from shared.fts_query import build_match_query
 from shared.jobs.payloads import EMBED, EmbedPayload
 from shared.jobs.queue import JobQueue
@@ -211,6 +212,7 @@ async def delete_memory(
     memory = await store.writes.delete(public_id, None if p.admin else p.key_id)
     if memory is None:
         raise NotFound(f"memory '{public_id}' not found")
+    await release_learned(store, [memory])
     await enqueue_vector_delete(queue, [memory.id])
     return view_of(memory)
 

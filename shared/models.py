@@ -109,10 +109,15 @@ class MemoryInput(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class NewMemory(MemoryInput, frozen=True, kw_only=True):
-    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert)."""
+    """Input of an upsert. ``key`` None → a fresh key from the public id (plain insert).
+
+    ``context`` is the text of the conversation turns around the one the memory came from: a
+    search-only field, never injected (:mod:`shared.turn_context`); ``""`` = unknown.
+    """
 
     owner_id: str
     source: str = "api"
+    context: str = ""
 
 
 class Scope(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,7 +11,8 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -23,7 +24,8 @@ from shared.metrics import note_recall
 from shared.models import Scope
 from shared.query_bound import bound_query
 from shared.ranking import estimate_tokens
-from shared.retrieval import recall
+from shared.recall_assist import RecallAssist, search_query
+from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
 from shared.store import Store
@@ -33,14 +35,44 @@ log = logging.getLogger("mnemogate.recall")
 
 @functools.lru_cache(maxsize=16_384)
 def _redacted(detector: SensitiveDetector, text: str) -> str:
-    """``detector.redact(text)``, memoised per (detector, text): recalled texts repeat across
-    requests, so redaction runs once per memory text rather than on every request."""
+    """``detector.redact(text)``, memoised per (detector, text).
+
+    Recalled texts repeat across requests, so redaction runs once per memory text rather than on
+    every request.
+    """
     return detector.redact(text)
 
 
+async def _assisted_recall(
+    store: Store,
+    scope: Scope,
+    conversation: Callable[[], Sequence[Any]],
+    query: str,
+    settings: Settings,
+    now: float,
+    engine: Engine | None,
+    assist: RecallAssist | None,
+) -> RecallResult:
+    """:func:`recall` of the (optionally rewritten) query; echoes compare with the original.
+
+    ``conversation`` is read only when a helper is on (the query rewrite's history).
+    """
+    messages = conversation() if assist is not None else ()
+    search, rewrite_degraded = await search_query(assist, settings, messages, query)
+    result = await recall(
+        store.memories, scope, search, settings, now, engine, assist=assist, echo_of=query
+    )
+    if rewrite_degraded is None or result.degraded is not None:
+        return result
+    return msgspec.structs.replace(result, degraded=rewrite_degraded)
+
+
 class RecalledBlock(msgspec.Struct, kw_only=True):
-    """What recall produced for one query: the formatted block (``""`` when nothing is to be
-    injected), the rowids it holds, the tier that answered and why a tier degraded (or None)."""
+    """What recall produced for one query.
+
+    The formatted block (``""`` when nothing is to be injected), the rowids it holds, the tier
+    that answered and why a tier degraded (or None).
+    """
 
     block: str
     memory_ids: list[int]
@@ -59,6 +91,9 @@ async def recall_block(
     now: float,
     engine: Engine | None = None,
     forget: Sequence[str] | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    conversation: Callable[[], Sequence[Any]] = tuple,
 ) -> RecalledBlock:
     """:func:`recall_block_untimed`, timed and recorded in the metrics.
 
@@ -67,7 +102,16 @@ async def recall_block(
     """
     started = time.perf_counter()
     recalled = await recall_block_untimed(
-        store, detector, settings, scope, query, now, engine, forget
+        store,
+        detector,
+        settings,
+        scope,
+        query,
+        now,
+        engine,
+        forget,
+        assist=assist,
+        conversation=conversation,
     )
     note_recall(
         time.perf_counter() - started,
@@ -79,35 +123,33 @@ async def recall_block(
     return recalled
 
 
-async def recall_block_untimed(
+async def _bounded_recall(
     store: Store,
-    detector: SensitiveDetector,
-    settings: Settings,
     scope: Scope,
+    conversation: Callable[[], Sequence[Any]],
     query: str,
+    settings: Settings,
     now: float,
-    engine: Engine | None = None,
-    forget: Sequence[str] | None = None,
-) -> RecalledBlock:
-    """Recall memories for ``query`` in ``scope`` and format them as the injected block.
-
-    Format-neutral: every client format calls this with its newest user input and places the
-    block itself (``shared/formats``). Memory content is redacted by ``detector`` before it
-    goes into the block (secrets that reached the store some other way are never injected
-    verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
-    an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
-    this message; recalled memories they name are left out
-    (:func:`shared.forget_terms.without_named`).
-    """
-    # bounded before any per-token work: one huge message must not stall the event loop
-    query = bound_query(query, settings.recall_query_max_bytes, settings.recall_query_max_terms)
-    if not query.strip():
-        return RecalledBlock(block="", memory_ids=[], tier="none")
+    engine: Engine | None,
+    assist: RecallAssist | None,
+) -> RecallResult | RecalledBlock:
+    """Recall under the time budget: the result, or an empty block saying why (never raises)."""
     try:
-        result = await asyncio.wait_for(
-            recall(store.memories, scope, query, settings, now, engine),
-            settings.recall_timeout_ms / 1000,
-        )
+        budget_s = settings.recall_timeout_ms / 1000
+        keywords = engine.keywords if engine is not None else None
+        if keywords is not None:
+            # Waiting for the change feed (one indexed read, but its answer queues behind every
+            # request in flight on a busy loop) gets its own window: the recall budget measures
+            # recall work, not the event loop's queue (docs/ARCHITECTURE.md, "Recall engine").
+            async with asyncio.timeout(budget_s):
+                await keywords.fresh()
+        # asyncio.timeout runs recall inline in this task: a warm in-memory recall with nothing
+        # to await finishes without yielding to the loop (asyncio.wait_for would add a task and
+        # two loop hops per request, each a full round of the requests in flight).
+        async with asyncio.timeout(budget_s):
+            return await _assisted_recall(
+                store, scope, conversation, query, settings, now, engine, assist
+            )
     except TimeoutError:
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
     except MnemogateError as exc:
@@ -118,6 +160,44 @@ async def recall_block_untimed(
     except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+
+
+async def recall_block_untimed(
+    store: Store,
+    detector: SensitiveDetector,
+    settings: Settings,
+    scope: Scope,
+    query: str,
+    now: float,
+    engine: Engine | None = None,
+    forget: Sequence[str] | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    conversation: Callable[[], Sequence[Any]] = tuple,
+) -> RecalledBlock:
+    """Recall memories for ``query`` in ``scope`` and format them as the injected block.
+
+    Format-neutral: every client format calls this with its newest user input and places the
+    block itself (``shared/formats``). Memory content is redacted by ``detector`` before it
+    goes into the block (secrets that reached the store some other way are never injected
+    verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
+    an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
+    this message; recalled memories they name are left out
+    (:func:`shared.forget_terms.without_named`). ``assist``: the optional query rewrite and
+    rerank (:mod:`shared.recall_assist`), bounded by the same timeout; ``conversation``: the
+    request's user and assistant messages as chat-like ``{"role", "content"}`` dicts, oldest
+    first (the rewrite's history; read only when a helper is on).
+    """
+    # bounded before any per-token work: one huge message must not stall the event loop
+    query = bound_query(query, settings.recall_query_max_bytes, settings.recall_query_max_terms)
+    if not query.strip():
+        return RecalledBlock(block="", memory_ids=[], tier="none")
+    outcome = await _bounded_recall(
+        store, scope, conversation, query, settings, now, engine, assist
+    )
+    if isinstance(outcome, RecalledBlock):
+        return outcome
+    result = outcome
     memories = without_named(forget, result.memories)  # a forget request's target is left out
     recalled = [
         RecalledMemory(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
@@ -28,6 +29,7 @@ from shared.ranking import (
     memory_tokens,
     order_candidates,
 )
+from shared.recall_assist import RecallAssist, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.settings import Settings
 from shared.store.memories import MemoryStore, Retention
@@ -148,8 +150,11 @@ async def index_candidates(
     now: float,
     retention: Retention | None,
 ) -> tuple[list[Candidate], dict[int, Memory]]:
-    """Keyword leg over the in-memory index: BM25 with the owner's own statistics and the
-    ``bm25_k1``/``bm25_b``/``recall_context_weight`` of ``settings`` (candidates best first)."""
+    """Keyword leg over the in-memory index, candidates best first.
+
+    BM25 with the owner's own statistics and the ``bm25_k1``/``bm25_b``/``recall_context_weight``
+    of ``settings``.
+    """
     index.reconfigure(bm25_params(settings))
     rows = await index.search(
         scope,
@@ -172,6 +177,7 @@ async def _keyword_leg(
     query: str,
     settings: Settings,
     now: float,
+    echo_of: str,
 ) -> tuple[list[Candidate], dict[int, Memory]]:
     retention = retention_of(settings)
     index = engine.keywords if engine is not None else None
@@ -187,7 +193,10 @@ async def _keyword_leg(
             retention=retention,
             common_df=settings.keyword_common_term_df,
         )
-    floored = apply_relevance_floor(found[0], relative_floor=settings.recall_relative_floor)
+    # an echo of the query (a stored copy of this question) never sets the floor
+    content = {i: m.content for i, m in found[1].items()}
+    kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id)
+    floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 
 
@@ -217,18 +226,27 @@ async def _vector_leg(
 
 
 async def _both_legs(
-    store: MemoryStore, engine: Engine, scope: Scope, query: str, settings: Settings, now: float
+    store: MemoryStore,
+    engine: Engine,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+    echo_of: str,
 ) -> tuple[_VectorLeg, list[Candidate], dict[int, Memory]]:
-    """Vector and keyword legs concurrently (hybrid); keyword only after a failed vector leg
-    (semantic). A cancellation (the recall budget ran out) cancels both."""
+    """Vector and keyword legs concurrently (hybrid).
+
+    Keyword only after a failed vector leg (semantic). A cancellation (the recall budget ran
+    out) cancels both.
+    """
     vector_task = asyncio.ensure_future(_vector_leg(engine, scope, query, settings, now))
     if settings.retrieval_strategy == "semantic":
         vector = await vector_task
         if vector.tier is not None:
             return vector, [], {}
-        return vector, *await _keyword_leg(store, engine, scope, query, settings, now)
+        return vector, *await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
     try:
-        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now)
+        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
     except BaseException:
         vector_task.cancel()
         raise
@@ -253,6 +271,9 @@ async def recall(
     settings: Settings,
     now: float,
     engine: Engine | None = None,
+    *,
+    assist: RecallAssist | None = None,
+    echo_of: str | None = None,
 ) -> RecallResult:
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
@@ -263,6 +284,8 @@ async def recall(
     BM25, vector hits below ``vector_min_similarity`` cosine. A vector-leg failure degrades to
     keyword with the reason in ``degraded`` (Qdrant → sqlite-vec → keyword). The keyword leg uses
     the engine's in-memory index (:mod:`shared.recall_index`) when there is one, else FTS5.
+    Memories echoing ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before the
+    floor; with ``assist`` the fused candidates may be reranked (:mod:`shared.recall_assist`).
 
     Raises:
         StoreError: the keyword store failed (the caller degrades to no memory).
@@ -270,19 +293,52 @@ async def recall(
     if not query_terms(query):
         # nothing searchable ("*", "AND OR NOT", emoji only): no leg has anything to go on
         return RecallResult(memories=[], tier="none")
+    echo = query if echo_of is None else echo_of
     want_vector = engine is not None and engine.enabled and settings.retrieval_strategy != "exact"
     if want_vector:
         assert engine is not None
-        vector_leg, keyword, memories = await _both_legs(store, engine, scope, query, settings, now)
+        vector_leg, keyword, memories = await _both_legs(
+            store, engine, scope, query, settings, now, echo
+        )
     else:
         vector_leg = _VectorLeg([])
-        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now)
-    vector = vector_leg.candidates
-    if not vector and not keyword:
+        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo)
+    if not vector_leg.candidates and not keyword:
         return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
+    legs = _Legs(keyword=keyword, vector=vector_leg, memories=memories)
+    return await _ranked(store, engine, scope, query, settings, legs, echo, assist)
+
+
+class _Legs(msgspec.Struct):
+    """The floored hits of both legs and the memory records known so far (by rowid)."""
+
+    keyword: list[Candidate]
+    vector: _VectorLeg
+    memories: dict[int, Memory]
+
+
+async def _ranked(
+    store: MemoryStore,
+    engine: Engine | None,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    legs: _Legs,
+    echo: str,
+    assist: RecallAssist | None,
+) -> RecallResult:
+    """Fuse the legs and select what to inject.
+
+    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the optional rerank, then
+    the cap and budget (:func:`select_within_budget`).
+    """
+    keyword, memories = legs.keyword, legs.memories
+    vector = legs.vector.candidates
     if vector:
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await _memories_of(store, engine, scope, missing))
+        content = {i: m.content for i, m in memories.items()}
+        vector = drop_echoes(echo, vector, content, lambda c: c.memory_id)
         fused = fuse_candidates(
             keyword,
             [c for c in vector if c.memory_id in memories],
@@ -293,6 +349,7 @@ async def recall(
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:
         ranked = keyword
+    ranked, reranked = await reranked_candidates(assist, settings, query, ranked, memories)
     chosen = select_within_budget(
         ranked,
         memories,
@@ -302,7 +359,7 @@ async def recall(
     scores = {c.memory_id: c.score for c in ranked}
     return RecallResult(
         memories=chosen,
-        tier=_tier(vector_leg.tier if vector else None, bool(keyword)),
-        degraded=vector_leg.degraded,
+        tier=_tier(legs.vector.tier if vector else None, bool(keyword)),
+        degraded=legs.vector.degraded or reranked,
         scores={m.id: scores[m.id] for m in chosen},
     )

@@ -71,6 +71,8 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "embedding_cache_ttl_s",
         "static_model_path",
         "static_table_autobuild",
+        "rerank_url",
+        "rerank_api_key",
         "vector_quantization",
         "vector_tier",
         "qdrant_url",
@@ -86,7 +88,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
     }
 )
 SECRET_FIELDS: frozenset[str] = frozenset(
-    {"admin_token", "upstream_api_key", "embedding_api_key", "qdrant_api_key"}
+    {"admin_token", "upstream_api_key", "embedding_api_key", "qdrant_api_key", "rerank_api_key"}
 )
 MASK = "********"
 CAS_RETRIES = 5
@@ -115,6 +117,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "rrf_k": (0.001, 10_000),
     "rrf_keyword_weight": (0, 100),
     "rrf_vector_weight": (0, 100),
+    "rerank_candidates": (1, 100),
+    "rerank_timeout_ms": (1, 60_000),
+    "query_rewrite_timeout_ms": (1, 60_000),
     "learn_max_turns": (1, 100),
     "forget_max_matches": (1, 1000),
     "end_user_max_chars": (1, 4096),

@@ -23,6 +23,9 @@ import msgspec
 from shared.errors import ConfigurationError
 from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
+from shared.settings_checks import RANGES as _RANGES
+from shared.settings_checks import check_ranges as _check_ranges
+from shared.settings_checks import check_recall_engine as _check_recall_engine
 
 ENV_PREFIX = "MNEMOGATE_"
 #: Largest memory block, in tokens (also the search-preview budget bound).
@@ -33,6 +36,8 @@ MAX_LEARN_TURNS = 100
 MAX_FORGET_MATCHES = 1000
 #: Upper bound of ``end_user_max_chars``.
 MAX_END_USER_CHARS = 4096
+#: Upper bound of ``rerank_candidates`` (documents sent to the reranker per recall).
+MAX_RERANK_CANDIDATES = 100
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
@@ -73,22 +78,6 @@ class ProviderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def speaks(self, fmt: str) -> bool:
         """True when this provider accepts the client format ``fmt`` (``chat``, ...)."""
         return fmt in self.formats
-
-
-#: Inclusive (low, high) ranges of settings checked at load (bytes, words, seconds).
-_RANGES: dict[str, tuple[float, float]] = {
-    "recall_query_max_bytes": (16, 1 << 20),
-    "recall_query_max_terms": (1, 4096),
-    "integrity_check_interval_s": (0, 86_400),
-}
-
-
-def _check_ranges(settings: object, ranges: dict[str, tuple[float, float]]) -> None:
-    """Raise :class:`ConfigurationError` for the first field of ``ranges`` out of its range."""
-    for name, (low, high) in ranges.items():
-        value = getattr(settings, name)
-        if not low <= value <= high:
-            raise ConfigurationError(f"{name} must be within {low:g}..{high:g}")
 
 
 class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -157,6 +146,15 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
     vector_min_similarity: float = 0.0
+    # optional recall helpers (shared/rerank.py, shared/query_rewrite.py), off by default
+    rerank_url: str = ""
+    rerank_api_key: str = ""
+    rerank_model: str = ""
+    rerank_candidates: int = 20
+    rerank_timeout_ms: int = 120
+    query_rewrite_provider: str = ""
+    query_rewrite_model: str = ""
+    query_rewrite_timeout_ms: int = 100
     # learning
     capture_turns: bool = True
     #: At most this many of the newest not-yet-learned user turns of one request are learned
@@ -240,6 +238,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("job_timeout_s must be positive")
         if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
             raise ConfigurationError("http timeouts must be positive")
+        check_recall_helpers(self)
 
     @property
     def embedded(self) -> bool:
@@ -247,23 +246,32 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return not self.redis_url
 
 
-MAX_FRESHNESS_MS = 1000
-"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+def check_recall_helpers(settings: Settings) -> None:
+    """Validate the optional reranker and query rewrite settings.
 
-
-def _check_recall_engine(s: Settings) -> None:
-    """Validate the recall engine's settings.
+    Both run inside the recall time budget, so the time of those that are enabled must leave
+    part of ``recall_timeout_ms`` for the search itself (else a slow helper would cost the
+    request all of its memories instead of only the helper's improvement).
 
     Raises:
-        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
-            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
+        ConfigurationError: a count or timeout is out of range, or the enabled helpers' timeouts
+            add up to ``recall_timeout_ms`` or more.
     """
-    if s.bm25_k1 < 0 or not 0.0 <= s.bm25_b <= 1.0:
-        raise ConfigurationError("bm25_k1 must be >= 0 and bm25_b within 0..1")
-    if s.recall_context_weight < 0 or s.recall_cache_mb < 1:
-        raise ConfigurationError("recall_context_weight must be >= 0, recall_cache_mb >= 1")
-    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
-        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
+    s = settings
+    if not 1 <= s.rerank_candidates <= MAX_RERANK_CANDIDATES:
+        raise ConfigurationError("rerank_candidates must be within 1..100")
+    if s.rerank_timeout_ms <= 0 or s.query_rewrite_timeout_ms <= 0:
+        raise ConfigurationError("rerank_timeout_ms and query_rewrite_timeout_ms must be > 0")
+    used = (s.rerank_timeout_ms if s.rerank_url else 0) + (
+        s.query_rewrite_timeout_ms if s.query_rewrite_provider else 0
+    )
+    if used and used >= s.recall_timeout_ms:
+        raise ConfigurationError(
+            "rerank_timeout_ms + query_rewrite_timeout_ms (of the enabled helpers) must be below "
+            "recall_timeout_ms"
+        )
+    if s.query_rewrite_provider and not s.query_rewrite_model:
+        raise ConfigurationError("query_rewrite_provider needs query_rewrite_model")
 
 
 def settings_fields() -> tuple[str, ...]:

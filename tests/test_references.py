@@ -15,13 +15,9 @@ OUTSIDE = re.compile(r"DESIGN §|DESIGN\.md|CASES\b|CASES\.md|\b[Ii]ssue \d+|\bi
 #: Files being reshaped by parallel work (see ``tests/test_code_shape.py``): they drop their
 #: outside references as that work lands, and the integrator removes the entry then.
 IN_FLIGHT = {
-    "shared/retrieval.py",
-    "shared/recall_flow.py",
     "shared/ranking.py",
     "shared/fts_query.py",
-    "shared/learning.py",
     "shared/sensitive.py",
-    "tests/shared/test_learning.py",
     "tests/shared/test_fts_query.py",
     "tests/shared/test_sensitive.py",
 }

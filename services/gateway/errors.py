@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from services.gateway.memory_control import TOKENS_HEADER
 from shared.errors import MnemogateError
 from shared.formats.base import openai_error
 from shared.formats.messages import MESSAGES
@@ -34,6 +35,8 @@ _HTTP_TYPES = {
 
 
 ANTHROPIC_ROUTES = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
+#: Routes that inject memory: every response of theirs says how many tokens memory added.
+MEMORY_ROUTES = frozenset({"/v1/chat/completions", "/v1/responses", "/v1/messages"})
 
 
 def error_response(
@@ -44,12 +47,18 @@ def error_response(
     path: str = "",
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
-    """A JSON error response in the shape of the route at ``path`` (OpenAI's by default)."""
-    if path.rstrip("/") in ANTHROPIC_ROUTES:
+    """A JSON error response in the shape of the route at ``path`` (OpenAI's by default).
+
+    On a memory route it carries ``x-mnemogate-memory-tokens: 0`` (nothing was injected), as
+    every response of those routes does.
+    """
+    route = path.rstrip("/")
+    if route in ANTHROPIC_ROUTES:
         body = MESSAGES.error_body(message, type_, code)
     else:
         body = openai_error(message, type_, code)
-    return JSONResponse(body, status_code=status, headers=headers)
+    merged = {**(headers or {}), **({TOKENS_HEADER: "0"} if route in MEMORY_ROUTES else {})}
+    return JSONResponse(body, status_code=status, headers=merged or None)
 
 
 def allowed_methods(request: Request) -> str:

@@ -65,8 +65,8 @@ def resolve_control(
 
     Resolve the end user (:func:`shared.end_user.resolve_end_user`), the switches
     (:func:`shared.memory_switches.resolve_switches`: request headers, key, provider, global) and a
-    forget request in ``user_text`` (the newest user message; only looked for when
-    ``forget_detection`` is on and recall or learning is on).
+    forget request in ``user_text`` (the newest user message; looked for when
+    ``forget_detection`` is on, even with recall and learning off).
 
     Raises:
         InvalidRequest: the end-user id is too long or not a string (HTTP 400).
@@ -80,9 +80,8 @@ def resolve_control(
         provider_switch(provider.memory),
         global_switch(settings),
     )
-    forget = None
-    if settings.forget_detection and (switches.recall or switches.learn):
-        forget = detect_forget(user_text)
+    # A forget is the user's explicit request: honoured whatever the switches say.
+    forget = detect_forget(user_text) if settings.forget_detection else None
     return MemoryControl(user_id=user_id, switches=switches, forget=forget)
 
 

@@ -39,8 +39,10 @@ from shared.formats.base import ParsedRequest, Placement, WireFormat
 from shared.injection import ProviderCapabilities
 from shared.jobs.payloads import LEARN, LearnPayload
 from shared.models import ApiKey, Scope
+from shared.recall_assist import assist_for
 from shared.recall_flow import recall_block
 from shared.settings import ProviderConfig
+from shared.turn_context import BEFORE, assistant_replies
 
 log = logging.getLogger("mnemogate.gateway")
 
@@ -106,15 +108,19 @@ async def remember(call: Call, scope: Scope, control: MemoryControl, now: float)
     if not control.switches.recall:
         return MemoryOutcome(fields, headers, [])
     state = call.state
+    settings = state.settings
+    detector = state.jobs.detector
     found = await recall_block(
         state.store,
-        state.jobs.detector,
-        state.settings,
+        detector,
+        settings,
         scope,
         call.parsed.query,
         now,
         state.jobs.engine,
         forget=control.forget_stems,
+        assist=assist_for(settings, state.jobs.http, state.providers, detector),
+        conversation=call.parsed.conversation,
     )
     if found.degraded:
         headers["x-mnemogate-memory-degraded"] = found.degraded
@@ -145,7 +151,9 @@ def after_success(
     """The callback run after a successful exchange.
 
     Record access (and the tokens injected), enqueue learning from the user's turns (the
-    assistant text travels as context only).
+    assistant replies in the request and the answer travel as context only: the search context
+    of captured turns, :mod:`shared.turn_context`). Only the replies around the turns a learn job
+    can learn are sent (its ``learn_max_turns`` window and the context of the turns before it).
     """
     state = call.state
     parsed = call.parsed
@@ -158,11 +166,13 @@ def after_success(
                     scope.owner_id, scope.user_id, memory.memory_ids, tokens=memory.tokens
                 )
             if turns and turns[-1].strip():
+                window = state.settings.learn_max_turns + BEFORE + 1
                 payload = LearnPayload(
                     owner_id=scope.owner_id,
                     user_id=scope.user_id,
                     session_id=scope.session_id,
                     user_turns=turns,
+                    replies=assistant_replies(parsed.conversation(), keep_last=window),
                     assistant_text=assistant_text[:4000],
                     created_at=now,
                     request_id=request_id,

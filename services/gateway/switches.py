@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from shared.end_user import utf8_header
 from shared.models import ApiKey, Scope
 
 SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
@@ -17,9 +18,15 @@ MAX_ID_CHARS = 256
 
 
 def header_value(request: Request, names: tuple[str, ...]) -> str | None:
-    """The first non-empty value among the headers ``names``, stripped, else None."""
+    """The first non-empty value among the headers ``names``, stripped, else None.
+
+    Values are read as UTF-8 (:func:`shared.end_user.utf8_header`).
+
+    Raises:
+        InvalidRequest: the value is not valid UTF-8 (HTTP 400).
+    """
     for name in names:
-        value = request.headers.get(name)
+        value = utf8_header(name, request.headers.get(name))
         if value:
             return value.strip()
     return None

@@ -8,7 +8,7 @@ look on its route. The request flow in ``services/gateway/pipeline.py`` is forma
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -22,6 +22,27 @@ FORMAT_NAMES: tuple[FormatName, ...] = ("chat", "responses", "messages", "embedd
 StreamStatus = Literal["ok", "failed", "open"]
 
 
+class EndUserMetadata(msgspec.Struct, frozen=True):
+    """``metadata`` of a request: ``user_id`` names the end user (other keys ignored)."""
+
+    user_id: str | None = None
+
+
+def end_user_of(
+    user: str | None, safety_identifier: str | None, metadata: EndUserMetadata | None
+) -> str:
+    """The first non-blank of ``user``, ``safety_identifier``, ``metadata.user_id``, else ``""``.
+
+    Returned as written (the length limit is checked by :func:`shared.end_user.resolve_end_user`,
+    never cut here). Pure.
+    """
+    meta = metadata.user_id if metadata is not None else None
+    for value in (user, safety_identifier, meta):
+        if value and value.strip():
+            return value
+    return ""
+
+
 @dataclass(frozen=True)
 class ParsedRequest:
     """A validated request.
@@ -33,6 +54,10 @@ class ParsedRequest:
     ``query``: the recall query (newest user input, memory blocks removed), ``""`` if none.
     ``learning_turns``: computes the learning source, every user input text oldest first
     (never assistant text); called off the request path, after the answer was sent.
+    ``conversation``: computes the user and assistant messages as ``{"role", "content"}`` dicts
+    with text content, oldest first (:func:`text_turns`): the search context of captured turns
+    (:func:`shared.turn_context.assistant_replies`) and the query rewrite's history, never a
+    learning source.
     """
 
     raw: bytes
@@ -42,6 +67,7 @@ class ParsedRequest:
     end_user: str = ""
     query: str = ""
     learning_turns: Callable[[], list[str]] = list
+    conversation: Callable[[], list[dict[str, str]]] = list
 
     @property
     def user_turns(self) -> list[str]:
@@ -149,3 +175,27 @@ def text_of_parts(content: Any, kinds: tuple[str, ...]) -> str:
         and part.get("type", "text") in kinds
         and isinstance(part.get("text"), str)
     )
+
+
+#: Text part types of an assistant turn (``output_text``: Responses output items sent back).
+ASSISTANT_TEXT_KINDS = ("text", "input_text", "output_text")
+
+
+def text_turns(
+    messages: Iterable[tuple[str, Any]],
+    user_kinds: tuple[str, ...] = ("text", "input_text"),
+    assistant_kinds: tuple[str, ...] = ASSISTANT_TEXT_KINDS,
+) -> list[dict[str, str]]:
+    """The user and assistant turns of ``messages`` as chat-like dicts with text content.
+
+    ``messages`` holds ``(role, content)`` pairs; each user or assistant turn becomes
+    ``{"role", "content"}`` with :func:`text_of_parts` of the role's part kinds; other roles are
+    dropped. Pure; never raises.
+    """
+    out: list[dict[str, str]] = []
+    for role, content in messages:
+        if role == "user":
+            out.append({"role": role, "content": text_of_parts(content, user_kinds)})
+        elif role == "assistant":
+            out.append({"role": role, "content": text_of_parts(content, assistant_kinds)})
+    return out

@@ -12,11 +12,14 @@ import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
+    EndUserMetadata,
     ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
+    end_user_of,
     openai_error,
+    text_turns,
 )
 from shared.formats.sse import event_bytes, iter_events
 from shared.formats.stream_end import fold_events
@@ -34,12 +37,17 @@ class ChatMessage(msgspec.Struct, frozen=True):
 
 
 class ChatRequest(msgspec.Struct, frozen=True):
-    """What the gateway reads of a chat completion request (other fields pass through)."""
+    """What the gateway reads of a chat completion request (other fields pass through).
+
+    ``user``, ``safety_identifier`` and ``metadata.user_id`` name the end user, in that order.
+    """
 
     model: Annotated[str, msgspec.Meta(min_length=1)]
     messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
     stream: bool | None = None
     user: str | None = None
+    safety_identifier: str | None = None
+    metadata: EndUserMetadata | None = None
 
 
 def _plain(messages: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -83,9 +91,10 @@ class ChatFormat:
             fields=rawjson.decode_fields(raw),
             model=req.model,
             stream=req.stream is True,
-            end_user=req.user or "",
+            end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
             query=newest_user_text(plain),
             learning_turns=lambda: all_user_texts(plain),
+            conversation=lambda: text_turns((m.role, m.content) for m in req.messages),
         )
 
     def place(self, fields: rawjson.Fields, block: str, placement: Placement) -> rawjson.Fields:

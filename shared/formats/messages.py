@@ -33,6 +33,7 @@ from shared.formats.base import (
     StreamOutcome,
     StreamStatus,
     text_of_parts,
+    text_turns,
 )
 from shared.formats.sse import event_bytes, event_type, iter_events, json_events
 from shared.formats.stream_end import fold_events
@@ -136,6 +137,9 @@ class MessagesFormat:
             end_user=(req.metadata.user_id or "") if req.metadata else "",
             query=_newest_user_text(req.messages),
             learning_turns=lambda: _user_texts(req.messages),
+            conversation=lambda: text_turns(
+                ((m.role, m.content) for m in req.messages), _TEXT, _TEXT
+            ),
         )
 
     def place(

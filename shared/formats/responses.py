@@ -29,11 +29,14 @@ import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
+    EndUserMetadata,
     ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
+    end_user_of,
     openai_error,
+    text_turns,
 )
 from shared.formats.sse import event_bytes, event_type, iter_events, json_events
 from shared.formats.stream_end import fold_events
@@ -60,6 +63,7 @@ class ResponsesRequest(msgspec.Struct, frozen=True):
     stream: bool | None = None
     user: str | None = None
     safety_identifier: str | None = None
+    metadata: EndUserMetadata | None = None
 
 
 def _messages(items: str | list[InputItem]) -> list[dict[str, Any]]:
@@ -109,9 +113,10 @@ class ResponsesFormat:
             fields=rawjson.decode_fields(raw),
             model=req.model,
             stream=req.stream is True,
-            end_user=req.user or req.safety_identifier or "",
+            end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
             query=newest_user_text(plain),
             learning_turns=lambda: all_user_texts(plain),
+            conversation=lambda: text_turns((m["role"], m["content"]) for m in plain),
         )
 
     def place(

@@ -22,14 +22,18 @@ class LearnPayload(msgspec.Struct, frozen=True, kw_only=True):
     """Learn from one completed exchange.
 
     ``user_turns`` are the texts of every user message of the request, oldest first; the learning
-    cursor decides which are new. ``assistant_text`` is context only (never stored as
-    a user fact). ``created_at`` is the request time in unix seconds.
+    cursor decides which are new. ``replies[i]`` is the assistant text between user turn ``i``
+    and ``i + 1`` in the request (``""`` if none; empty list from older gateways), and
+    ``assistant_text`` the upstream's answer to the last turn: both are context only (never stored
+    as a user fact; they fill the search-only ``context`` of captured turns). ``created_at`` is the
+    request time in unix seconds.
     """
 
     owner_id: str
     user_id: str
     session_id: str | None
     user_turns: list[str]
+    replies: list[str] = msgspec.field(default_factory=list)
     assistant_text: str = ""
     created_at: float
     request_id: str

@@ -76,6 +76,14 @@ class KeywordIndex:
             parts, scope, terms, now=now, retention=retention, limit=limit, common_df=common_df
         )
 
+    async def fresh(self) -> None:
+        """Wait until the cache is fresh enough to answer (:meth:`OwnerCache.fresh`).
+
+        Raises:
+            StoreError: the change feed could not be read.
+        """
+        await self.cache.fresh()
+
     def cached(self, scope: Scope, ids: list[int]) -> dict[int, Memory]:
         """Live memories among ``ids`` that the cache already holds for ``scope``'s partitions.
 

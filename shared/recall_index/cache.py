@@ -8,11 +8,13 @@
   tombstoned) within :data:`WATCH_S` of the source's change hint moving (SQLite: a ``stat`` of
   the write-ahead log, which every commit of every process touches) and every
   ``freshness_s / 2``; a request itself reads the feed only when the last read started
-  ``freshness_s`` (default 0.2 s) ago or more, so every recall starting ``freshness_s`` after a
-  commit sees it, and in practice the next one does. A write committed
-  by this process (any path through ``shared.store.connection.transaction`` on the store's
-  writer) marks the cache stale, so this process's next recall reads the feed first: a delete is
-  honoured by the deleting process at once and by every other process within ``freshness_s``.
+  ``freshness_s`` (default 0.2 s) ago or more and a synchronous probe of the source
+  (:meth:`RecallSource.has_changes_after`) finds something newer than what is applied, so every
+  recall starting ``freshness_s`` after a commit sees it, and in practice the next one does.
+  A write committed by this process (any path through
+  ``shared.store.connection.transaction`` on the store's writer) marks the cache stale, so
+  this process's next recall reads the feed first: a delete is honoured by the deleting
+  process at once and by every other process within ``freshness_s``.
 * Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
   owners are evicted first (the owner being answered is never evicted).
 * An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
@@ -101,6 +103,13 @@ class OwnerCache:
             self._watcher = asyncio.ensure_future(self._watch())
         if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
             return
+        if not self.stale and self.applied >= 0:
+            # Nothing after what is applied (a read in progress has not advanced ``applied``
+            # past what it is applying): the cache is as fresh as a feed read started now.
+            started = time.monotonic()
+            if self.source.has_changes_after(self.applied) is False:
+                self.polled_at = max(self.polled_at, started)
+                return
         await self._read_feed(force=True)
 
     async def _read_feed(self, *, force: bool) -> None:
@@ -138,21 +147,28 @@ class OwnerCache:
                     return
 
     async def _poll(self) -> None:
-        head = await self.source.head()
+        """Apply the feed's new changes; one query (``since``) when nothing changed.
+
+        The head is read only on the first poll and after falling behind a pruned feed: a
+        steady-state poll is one round trip to the store, so a request that must wait for
+        freshness waits for one query, not two.
+        """
         if self.applied < 0:
-            self.applied = head
+            self.applied = await self.source.head()
             return
-        while self.applied < head:
+        while True:
             changes = await self.source.since(self.applied, FEED_BATCH)
             if not changes:
                 break
             if changes[0].seq > self.applied + 1 and await self.source.tail() > self.applied + 1:
                 log.info("recall cache fell behind the pruned change feed; dropping it")
                 self.owners.clear()
-                self.applied = head
+                self.applied = await self.source.head()
                 return
             await self._apply(changes)
             self.applied = changes[-1].seq
+            if len(changes) < FEED_BATCH:
+                break
 
     async def _apply(self, changes: list[Change]) -> None:
         written: dict[str, set[int]] = defaultdict(set)

@@ -10,6 +10,7 @@ import aiosqlite
 
 from shared.store.api_keys import ApiKeyStore
 from shared.store.connection import migrate, open_connection
+from shared.store.contexts import ContextStore
 from shared.store.cursors import CursorStore
 from shared.store.events import EventStore
 from shared.store.forget import ForgetStore
@@ -43,6 +44,7 @@ class Store:
         self.reader = reader
         self.memories = MemoryStore(reader)
         self.writes = MemoryStore(writer)
+        self.contexts = ContextStore(writer)
         self.keys = ApiKeyStore(writer, reader)
         self.outbox = OutboxStore(writer)
         self.events = EventStore(writer)

@@ -58,3 +58,23 @@ class CursorStore:
                     "updated_at = excluded.updated_at",
                     (owner_id, user_id, prefix_id, learned_turns, now),
                 )
+
+    async def release(self, owner_id: str, user_id: str, prefix_ids: Sequence[str]) -> None:
+        """Forget that the prefixes ``prefix_ids`` were learned (their memories were deleted).
+
+        A later request ending in the same turns is then learned again (docs/ARCHITECTURE.md,
+        "Forget"). Unknown ids are ignored.
+        """
+        ids = sorted(set(prefix_ids))
+        if not ids:
+            return
+        with store_errors("releasing learn cursors"):
+            async with transaction(self.conn):
+                for start in range(0, len(ids), _LOOKUP_CHUNK):
+                    chunk = ids[start : start + _LOOKUP_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    await self.conn.execute(
+                        "DELETE FROM learn_cursors WHERE owner_id = ? AND user_id = ? "
+                        f"AND conversation_id IN ({marks})",
+                        [owner_id, user_id, *chunk],
+                    )

@@ -30,9 +30,13 @@ class EventStore:
         detail: dict[str, Any] | None = None,
         now: float | None = None,
     ) -> None:
-        """Append one event of ``kind`` (e.g. ``injection``, ``extraction``, ``eviction``)."""
+        """Append one event of ``kind`` (e.g. ``injection``, ``extraction``, ``eviction``).
+
+        Events never change what recall can see, so the commit does not mark the in-memory
+        recall cache stale (``notify=False``: no feed read forced on the next request).
+        """
         with store_errors("recording an event"):
-            async with transaction(self.conn):
+            async with transaction(self.conn, notify=False):
                 await self.conn.execute(
                     "INSERT INTO memory_events "
                     "(owner_id, user_id, memory_id, kind, count, detail, created_at) "

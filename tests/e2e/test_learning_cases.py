@@ -228,7 +228,7 @@ def test_e4_question_is_not_a_fact(env, upstream):
     owner, secret = key(env, "e4")
     learn_one(env, secret, owner, "Should I always use tabs here?")
     assert facts(env, owner) == []
-    assert [m.content for m in turns(env, owner)] == ["Should I always use tabs here?"]
+    assert turns(env, owner) == []  # a turn that only asks is not captured either
 
 
 def test_e5_do_not_remember_stores_nothing(env, upstream):
@@ -262,10 +262,7 @@ def test_e7_assistant_reply_never_becomes_a_user_fact(env, upstream):
     everything = env.gw.memories(owner)
     assert facts(env, owner) == []
     assert not any("recommend" in m.content for m in everything)
-    assert sorted(m.content for m in everything) == [
-        "Thanks, noted",
-        "Which language should I learn first?",
-    ]
+    assert [m.content for m in everything] == ["Thanks, noted"]  # the question is not kept
 
 
 def test_e8_name_and_city(env, upstream):
@@ -302,7 +299,10 @@ def test_e9_four_turn_chat_replayed_twice_gives_one_memory(env, upstream):
     assert [(m.key, m.content) for m in facts(env, owner)] == [
         ("preference:like:rust", "User prefers Rust for systems work")
     ]
-    assert sorted(m.content for m in turns(env, owner)) == sorted(user_turns)
+    # every turn but the question, once
+    assert sorted(m.content for m in turns(env, owner)) == sorted(
+        t for t in user_turns if not t.endswith("?")
+    )
 
 
 # ---- one request, many turns ---------------------------------------------------------------------

@@ -6,6 +6,8 @@ and subprocess gateways can all talk to it. Every chat request body it receives 
 
 Behaviour is programmable per test:
 - ``reply_text``: the assistant content of every chat answer (default ``"OK"``);
+- ``mirror`` / ``mirror_model``: answer with the received messages (all requests / only those
+  for that model, non-streamed);
 - ``responder``: optional ``callable(body) -> (status, json_body)`` overriding the answer;
 - ``fail_status``: answer every chat request with this status and an OpenAI error body;
 - ``delay_s``: sleep before answering (for timeout tests); ``stream_chunk_delay_s`` between chunks;
@@ -96,6 +98,7 @@ class FakeUpstream:
         self.embedding_requests: list[dict[str, Any]] = []
         self.reply_text = "OK"
         self.mirror = False
+        self.mirror_model: str | None = None  # mirror only requests for this model
         self.responder: Responder | None = None
         self.fail_status: int | None = None
         self.delay_s = 0.0
@@ -253,6 +256,9 @@ class FakeUpstream:
             return StreamingResponse(
                 self._stream(model), media_type="text/event-stream", headers=self.extra_headers
             )
+        content = self.reply_text
+        if self.mirror_model is not None and model == self.mirror_model:
+            content = json.dumps(body.get("messages", []), ensure_ascii=False)
         return JSONResponse(
             {
                 "id": "chatcmpl-fake",
@@ -262,7 +268,7 @@ class FakeUpstream:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": self.reply_text},
+                        "message": {"role": "assistant", "content": content},
                         "finish_reason": "stop",
                     }
                 ],
@@ -321,6 +327,7 @@ class FakeUpstream:
         self.embedding_requests.clear()
         self.reply_text = "OK"
         self.mirror = False
+        self.mirror_model = None
         self.responder = None
         self.fail_status = None
         self.delay_s = 0.0
@@ -350,6 +357,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--reply", default="OK")
     parser.add_argument("--mirror", action="store_true", help="reply with the received messages")
+    parser.add_argument(
+        "--mirror-model", default=None, help="mirror only (non-streamed) requests for this model"
+    )
     args = parser.parse_args()
     fake = FakeUpstream()
     if args.port:
@@ -357,6 +367,7 @@ def main() -> None:
         fake.base_url = f"http://127.0.0.1:{args.port}/v1"
     fake.reply_text = args.reply
     fake.mirror = args.mirror
+    fake.mirror_model = args.mirror_model
     uvicorn.run(
         fake._app(), host="127.0.0.1", port=fake.port, log_level="warning", access_log=False
     )

@@ -24,6 +24,12 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("don't remember my birthday anymore", "en", "stop_remembering", ["birthday"]),
     ("don't keep my travel plans anymore", "en", "dont_keep", ["travel", "plans"]),
     ("I'd like you to forget my salary. Thanks!", "en", "forget", ["salary"]),
+    ("actually, forget my locker number", "en", "forget", ["locker", "number"]),
+    ("Actually, please forget my locker number", "en", "forget", ["locker", "number"]),
+    ("Hmm, can you forget my locker number?", "en", "forget", ["locker", "number"]),
+    ("Well, forget where I work", "en", "forget", ["work"]),
+    ("Oh, could you please forget my address?", "en", "forget", ["address"]),
+    ("By the way, stop remembering my diet", "en", "stop_remembering", ["diet"]),
     # German
     ("Vergiss meine Telefonnummer", "de", "forget", ["Telefonnummer"]),
     ("Bitte vergiss, wo ich arbeite", "de", "forget", ["arbeite"]),
@@ -32,6 +38,9 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("Merk dir meine Adresse nicht mehr", "de", "stop_remembering", ["Adresse"]),
     ("Kannst du bitte meine Adresse vergessen?", "de", "can_you_forget", ["Adresse"]),
     ("Speichere meine Reisepläne nicht mehr", "de", "dont_keep", ["Reisepläne"]),
+    ("Eigentlich, vergiss meine Adresse", "de", "forget", ["Adresse"]),
+    ("Ähm, bitte vergiss meine Telefonnummer", "de", "forget", ["Telefonnummer"]),
+    ("Hmm, kannst du meine Adresse vergessen?", "de", "can_you_forget", ["Adresse"]),
     # French
     ("Oublie mon numéro de téléphone", "fr", "forget", ["numéro", "téléphone"]),
     ("Oublie où je travaille", "fr", "forget", ["travaille"]),
@@ -39,6 +48,9 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("Arrête de te souvenir de mon régime", "fr", "stop_remembering", ["régime"]),
     ("Ne garde plus mes projets de voyage", "fr", "dont_keep", ["projets", "voyage"]),
     ("Peux-tu oublier mon adresse ?", "fr", "can_you_forget", ["adresse"]),
+    ("En fait, oublie mon adresse", "fr", "forget", ["adresse"]),
+    ("Euh, peux-tu oublier mon adresse ?", "fr", "can_you_forget", ["adresse"]),
+    ("S'il te plaît, oublie où je travaille", "fr", "forget", ["travaille"]),
     # Spanish
     ("Olvida mi número de teléfono", "es", "forget", ["número", "teléfono"]),
     ("Olvídate de dónde trabajo", "es", "forget", ["trabajo"]),
@@ -46,6 +58,9 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("Deja de recordar mi dieta", "es", "stop_remembering", ["dieta"]),
     ("No guardes más mis planes de viaje", "es", "dont_keep", ["planes", "viaje"]),
     ("¿Puedes olvidar mi dirección?", "es", "can_you_forget", ["dirección"]),
+    ("La verdad, olvida mi número de teléfono", "es", "forget", ["número", "teléfono"]),
+    ("Por favor, ¿puedes olvidar mi dirección?", "es", "can_you_forget", ["dirección"]),
+    ("Bueno, deja de recordar mi dieta", "es", "stop_remembering", ["dieta"]),
 ]
 
 NEGATIVES: list[str] = [
@@ -67,6 +82,16 @@ NEGATIVES: list[str] = [
     "forget about my diet, what should I cook tonight?",
     "How do I make git forget my credentials?",
     "forget everything",
+    "Actually, I always forget my passwords",
+    "Hmm, forget it",
+    "Well, forget about the report, let's plan the trip",
+    "Oh, did you forget my name?",
+    "Actually, don't forget my birthday",
+    "Hmm, can you delete my account?",
+    "Eigentlich vergesse ich immer meine Passwörter",
+    "Hmm, hast du meinen Namen vergessen?",
+    "En fait, j'oublie toujours mes mots de passe",
+    "La verdad, siempre olvido mis contraseñas",
     # German
     "Ich vergesse immer meine Passwörter",
     "Ich habe meinen Regenschirm im Zug vergessen",

@@ -178,7 +178,7 @@ async def test_llm_runs_only_after_min_turns_and_covers_earlier_turns(make_jc, u
 
 
 async def test_llm_fact_only_the_assistant_said_is_dropped(make_jc, upstream):
-    """CASES E7 for the LLM extractor: a fact grounded only in the assistant reply is not stored."""
+    """For the LLM extractor: a fact grounded only in the assistant reply is not stored."""
     upstream.responder = llm_reply(
         {"content": '[{"content": "User usually recommends Python", "category": "pattern"}]'}
     )

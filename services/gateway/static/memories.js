@@ -26,7 +26,7 @@ async function loadStats() {
   const types = TYPES.filter((t) => byType[t] && t !== "episodic").map((t) => `${byType[t]} ${t}`).join(" · ");
   const cards = $("#stat-cards");
   cards.replaceChildren(
-    statCard("Memories", fmt(stats.total), owner ? `owner ${owner}` : state.session.admin ? "all owners" : "this key and global"),
+    statCard("Memories", fmt(stats.total), owner ? `owner ${owner}` : state.session.admin ? "all owners" : "this key (global memories not counted)"),
     statCard("Long-term", fmt((stats.total || 0) - (byType.episodic || 0)), types || "none yet"),
     statCard("Tokens stored", fmt(stats.tokens_stored), "estimated"),
     statCard("Memories injected", fmt(events.injection || 0), "all time"),

@@ -113,14 +113,16 @@ def visibility_sql(
 
 _UPSERT_SQL = f"""
 INSERT INTO memories (public_id, owner_id, user_id, session_id, type, category, key, content,
-    search_text, metadata, source, created_at, updated_at, expires_at, relevance, needs_reindex)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
+    search_text, metadata, source, created_at, updated_at, expires_at, relevance, context,
+    needs_reindex)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
 ON CONFLICT (owner_id, user_id, key) DO UPDATE SET
     session_id = excluded.session_id,
     type = excluded.type,
     category = excluded.category,
     content = excluded.content,
     search_text = excluded.search_text,
+    context = CASE WHEN excluded.context = '' THEN memories.context ELSE excluded.context END,
     metadata = json_patch(memories.metadata, excluded.metadata),
     source = excluded.source,
     updated_at = excluded.updated_at,
@@ -145,7 +147,8 @@ class MemoryStore:
         """Insert, or update the row with the same (owner, user, key); returns (row, created).
 
         On update ``created_at`` and ``access_count`` are kept, metadata is merged (JSON merge
-        patch, RFC 7386) and the row is marked for re-embedding only if its content changed.
+        patch, RFC 7386), an empty ``context`` keeps the stored one, and the row is marked for
+        re-embedding only if its content changed.
 
         Raises:
             StoreError: the database failed.
@@ -188,6 +191,7 @@ class MemoryStore:
                             ts,
                             new.expires_at,
                             new.relevance,
+                            new.context,
                         ),
                     )
                     row = await cur.fetchone()

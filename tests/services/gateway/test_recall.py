@@ -325,7 +325,8 @@ def test_sensitive_memory_is_never_injected_verbatim(gateway, upstream, key):
 def test_same_text_for_owner_and_end_user_is_injected_once(gateway_factory, upstream):
     gw = gateway_factory(recall_max_memories=2, recall_relative_floor=0.0)
     key_id, secret = gw.create_key()
-    doctor = "Who is my doctor, do I take insulin?"
+    question = "Who is my doctor, do I take insulin?"
+    doctor = "My doctor says I take insulin daily"  # a statement: not an echo of the question
     turn = {"type": "episodic", "category": "turn", "source": "capture"}
     seed(gw, key_id, doctor, key="turn:owner-wide", **turn)
     seed(gw, key_id, doctor, key="turn:u2", user_id="u2", **turn)
@@ -335,7 +336,7 @@ def test_same_text_for_owner_and_end_user_is_injected_once(gateway_factory, upst
     resp = ask(
         gw,
         secret,
-        [{"role": "user", "content": doctor}],
+        [{"role": "user", "content": question}],
         headers={"x-mnemogate-user": "u2", "x-mnemogate-no-learn": "1"},
     )
     block = next(m for m in sent_messages(upstream) if "recalled_memories" in json.dumps(m))
