@@ -7,7 +7,7 @@ See docs/ARCHITECTURE.md, "Controlling memory".
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -23,6 +23,10 @@ OnOff = Literal["on", "off", "inherit"]
 MAX_QUERY_CHARS = 1000
 #: Longest usage window (days; a leap year).
 MAX_USAGE_DAYS = 366
+#: A forget query: 1..MAX_QUERY_CHARS characters, not all blank (the schema states it).
+ForgetText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S")]
+#: A key's cap: 0 (none) up to SQLite's largest integer.
+Cap = Annotated[int, msgspec.Meta(ge=0, le=(1 << 63) - 1)]
 
 
 class ForgetQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -34,7 +38,7 @@ class ForgetQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     would go.
     """
 
-    q: str
+    q: ForgetText
     user_id: str = ""
     owner_id: str | None = None
     dry_run: bool = False
@@ -61,8 +65,8 @@ class KeyUpdate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
     recall: OnOff | None = None
     learn: OnOff | None = None
-    max_memories: int | None = None
-    max_bytes: int | None = None
+    max_memories: Cap | None = None
+    max_bytes: Cap | None = None
 
 
 class KeyView(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,7 +93,7 @@ class UsageQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """``GET /api/usage`` query: ``key_id`` (admin: any or all; client: itself), ``days``."""
 
     key_id: str | None = None
-    days: int = 30
+    days: Annotated[int, msgspec.Meta(ge=1, le=MAX_USAGE_DAYS)] = 30
 
 
 class UsageResult(msgspec.Struct, frozen=True, kw_only=True):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import unicodedata
+import re
 
-_KEPT_CONTROLS = frozenset("\n\t")
+# Unicode category Cc is exactly U+0000-U+001F, U+007F and U+0080-U+009F (Unicode 15, stable by
+# policy); \n (U+000A) and \t (U+0009) are kept. One compiled class keeps this O(n) in C: a
+# 4 MB turn takes milliseconds (a per-character Python loop took seconds).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def strip_control_chars(text: str) -> str:
@@ -19,7 +22,4 @@ def strip_control_chars(text: str) -> str:
     are kept: emoji sequences and Arabic/Persian/Indic text need them, and the injected block
     drops them anyway (:func:`shared.injection.sanitize_memory_text`). Pure; never raises.
     """
-    text = text.replace("\r\n", "\n")
-    return "".join(
-        ch if ch in _KEPT_CONTROLS or unicodedata.category(ch) != "Cc" else " " for ch in text
-    )
+    return _CONTROLS.sub(" ", text.replace("\r\n", "\n"))

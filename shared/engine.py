@@ -81,6 +81,10 @@ class Engine:
     matrices: VectorMatrices | None = None
     """The sqlite-vec tier searched in memory (None: one SQL KNN per query)."""
 
+    #: Set while the static table is built in the background (shared.embedding.autobuild):
+    #: reported as the ``embedding`` status; recall is keyword-only meanwhile.
+    building: str | None = None
+
     async def close(self) -> None:
         """Stop the keyword index's background work."""
         if self.keywords is not None:
@@ -225,7 +229,7 @@ class Engine:
 
     async def health(self) -> dict[str, str]:
         """Status of each part: embedding source, sqlite-vec, Qdrant."""
-        embedding = "none"
+        embedding = self.building or "none"
         if self.embedder is not None:
             embedding = self.embedder.signature if self.warm else "warming_up"
         out = {

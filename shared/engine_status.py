@@ -39,6 +39,9 @@ class EmbeddingStatus(msgspec.Struct, frozen=True, kw_only=True):
     configured_source: str
     dim: int | None
     signature: str | None
+    #: What runs now: the source's signature, ``warming_up``, ``building_static_table``
+    #: (first start, keyword recall meanwhile) or ``none``; null without an engine report.
+    status: str | None = None
 
 
 class VectorStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +98,7 @@ def _embedding_status(
         configured_source=settings.embedding_source,
         dim=meta.dim if meta else (settings.embedding_dim or None),
         signature=meta.signature if meta else None,
+        status=(health or {}).get("embedding"),
     )
 
 

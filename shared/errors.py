@@ -55,6 +55,14 @@ class NotFound(MnemogateError):
     code = "not_found"
 
 
+class Conflict(MnemogateError):
+    """The request clashes with the current state (e.g. a memory key already in use): 409."""
+
+    status = 409
+    type = "invalid_request_error"
+    code = "conflict"
+
+
 class PayloadTooLarge(MnemogateError):
     """The request body exceeds ``max_body_bytes`` (HTTP 413)."""
 

@@ -16,6 +16,7 @@ from shared.access_policy import Principal, check_row_owner, readable_owners
 from shared.errors import InvalidRequest
 from shared.jobs.payloads import REINDEX, ReindexPayload
 from shared.jobs.queue import JobQueue
+from shared.json_numbers import integral_floats_to_int
 from shared.memory_api import ExportQuery
 from shared.memory_crud import memory_filter
 from shared.models import Memory
@@ -29,7 +30,6 @@ IMPORT_BATCH = 1000
 EXPORT_BATCH = 500
 
 _line_encoder = msgspec.json.Encoder()
-_row_decoder = msgspec.json.Decoder(ImportRow)
 
 
 class ImportResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,7 +78,10 @@ def decode_line(line: bytes, line_no: int) -> ImportRow:
         InvalidRequest (``invalid_import_line``): not a valid memory object, or nested too deeply.
     """
     try:
-        return _row_decoder.decode(line)
+        value = msgspec.json.decode(line)
+        if isinstance(value, dict):  # 2.0 is an integer to JSON Schema (shared.json_numbers)
+            value = integral_floats_to_int(value, ImportRow)
+        return msgspec.convert(value, ImportRow)
     except msgspec.DecodeError as exc:
         raise InvalidRequest(f"line {line_no}: {exc}", code="invalid_import_line") from exc
     except RecursionError as exc:

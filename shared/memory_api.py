@@ -13,7 +13,14 @@ from typing import Annotated
 
 import msgspec
 
-from shared.models import Memory, MemoryCategory, MemoryFields, MemoryInput, MemoryType
+from shared.models import (
+    Content,
+    Memory,
+    MemoryCategory,
+    MemoryFields,
+    MemoryInput,
+    MemoryType,
+)
 from shared.settings import RetrievalStrategy
 
 #: Largest page of a listing (``limit`` is clamped to 1..MAX_PAGE).
@@ -94,6 +101,7 @@ class MemoryCreate(MemoryInput, frozen=True, kw_only=True, forbid_unknown_fields
     own key id. A ``key`` equal to an existing one of the same owner+user updates that memory.
     """
 
+    content: Content
     owner_id: str | None = None
 
 
@@ -123,7 +131,7 @@ class SearchPreview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     user_id: str = ""
     session_id: str | None = None
     strategy: RetrievalStrategy | None = None
-    budget: int | None = None
+    budget: Annotated[int, msgspec.Meta(ge=0, le=8000)] | None = None
     #: also list the candidates recall dropped and why (floor, duplicate, cap, budget)
     explain: bool = False
 
@@ -208,5 +216,5 @@ class SummarizeRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
     owner_id: str | None = None
     user_id: str | None = None
-    older_than_days: float = 30.0
+    older_than_days: Annotated[float, msgspec.Meta(gt=0)] = 30.0
     dry_run: bool = False

@@ -39,6 +39,7 @@ from shared.memory_api import (
     view_of,
 )
 from shared.models import GLOBAL_OWNER, MemoryChanges, NewMemory
+from shared.query_bound import DEFAULT_QUERY_MAX_BYTES, DEFAULT_QUERY_MAX_TERMS, bound_query
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
 
@@ -60,7 +61,8 @@ def match_query(q: str | None) -> str | None:
     """
     if q is None or not q.strip():
         return None
-    return build_match_query(q) or '""'
+    bounded = bound_query(q, DEFAULT_QUERY_MAX_BYTES, DEFAULT_QUERY_MAX_TERMS)  # CPU bound
+    return build_match_query(bounded) or '""'
 
 
 def memory_filter(owners: list[str] | None, query: ExportQuery) -> MemoryFilter:

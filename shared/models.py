@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -62,6 +62,18 @@ class Memory(MemoryFields, frozen=True, kw_only=True):
     public_id: str
 
 
+#: Memory content written through the API: at least one character that is neither whitespace
+#: nor a control character (control characters become spaces and the content is stripped).
+NON_BLANK = r"[^\s\x00-\x1f\x7f-\x9f]"
+Content = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=NON_BLANK,
+        description="Must contain a character that is neither whitespace nor a control character.",
+    ),
+]
+
+
 class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Fields an edit may set.
 
@@ -69,7 +81,7 @@ class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     unchanged; ``expires_at`` null = never expires; ``metadata`` replaces the whole object.
     """
 
-    content: str | msgspec.UnsetType = msgspec.UNSET
+    content: Content | msgspec.UnsetType = msgspec.UNSET
     type: MemoryType | msgspec.UnsetType = msgspec.UNSET
     category: MemoryCategory | msgspec.UnsetType = msgspec.UNSET
     key: str | msgspec.UnsetType = msgspec.UNSET

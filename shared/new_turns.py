@@ -33,7 +33,8 @@ def clean_turn(text: str) -> str:
 
     :func:`strip_control_chars`, stripped, at most :data:`MAX_TURN_CHARS` characters.
     """
-    return strip_control_chars(text).strip()[:MAX_TURN_CHARS]
+    # cut before cleaning: a huge turn costs O(MAX_TURN_CHARS) (request CPU bounds)
+    return strip_control_chars(text.lstrip()[:MAX_TURN_CHARS]).strip()[:MAX_TURN_CHARS]
 
 
 def has_word_character(text: str) -> bool:

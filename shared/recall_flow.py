@@ -22,6 +22,7 @@ from shared.forget_terms import without_named
 from shared.injection import RecalledMemory, format_memory_block
 from shared.metrics import note_recall
 from shared.models import Scope
+from shared.query_bound import bound_query
 from shared.ranking import estimate_tokens
 from shared.recall_assist import RecallAssist, search_query
 from shared.retrieval import RecallResult, recall
@@ -187,6 +188,8 @@ async def recall_block_untimed(
     request's user and assistant messages as chat-like ``{"role", "content"}`` dicts, oldest
     first (the rewrite's history; read only when a helper is on).
     """
+    # bounded before any per-token work: one huge message must not stall the event loop
+    query = bound_query(query, settings.recall_query_max_bytes, settings.recall_query_max_terms)
     if not query.strip():
         return RecalledBlock(block="", memory_ids=[], tier="none")
     outcome = await _bounded_recall(

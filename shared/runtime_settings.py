@@ -70,6 +70,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "embedding_cache_size",
         "embedding_cache_ttl_s",
         "static_model_path",
+        "static_table_autobuild",
         "rerank_url",
         "rerank_api_key",
         "vector_quantization",
@@ -79,6 +80,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "qdrant_collection",
         "qdrant_timeout_s",
         "job_timeout_s",
+        "integrity_check_interval_s",
         "recall_cache_mb",
         "recall_freshness_ms",
         "http_timeout_s",
@@ -94,6 +96,9 @@ CAS_RETRIES = 5
 # Inclusive (low, high) bounds of numeric fields; any other numeric field must be finite and >= 0.
 BOUNDS: dict[str, tuple[float, float]] = {
     "max_body_bytes": (1, 1 << 30),
+    # under 1 s a slow but healthy client could not send a body
+    "body_read_timeout_s": (1, 3600),
+    "bm25_b": (0, 1),
     "upstream_timeout_s": (0.001, 3600),
     "upstream_connect_timeout_s": (0.001, 600),
     "recall_max_tokens": (0, 8000),
@@ -106,6 +111,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "sweep_max_scan": (1, 100_000_000),
     "relevance_half_life_days": (0, 36_500),
     "recall_timeout_ms": (0, 60_000),
+    "recall_query_max_bytes": (16, 1 << 20),
+    "recall_query_max_terms": (1, 4096),
     "recall_relative_floor": (0, 1),
     "rrf_k": (0.001, 10_000),
     "rrf_keyword_weight": (0, 100),

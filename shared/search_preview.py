@@ -20,6 +20,7 @@ from shared.memory_api import (
     view_of,
 )
 from shared.models import Scope
+from shared.query_bound import bound_query
 from shared.ranking import memory_tokens
 from shared.retrieval import RecallResult, recall
 from shared.settings import Settings
@@ -95,7 +96,10 @@ async def search_preview(
     owner = _preview_owner(p, body)
     effective = _effective(settings, body)
     scope = Scope(owner_id=owner, user_id=body.user_id, session_id=body.session_id)
-    result = await recall(store.memories, scope, body.query, effective, now, engine)
+    query = bound_query(
+        body.query, settings.recall_query_max_bytes, settings.recall_query_max_terms
+    )
+    result = await recall(store.memories, scope, query, effective, now, engine)
     items = preview_items(result)
     return PreviewResult(
         items=items,

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 
-from shared.errors import ConfigurationError
 from shared.sensitive import SensitiveDetector
 
 
 def build_detector(custom_patterns: str) -> SensitiveDetector:
     """The sensitive-content detector for ``sensitive_custom_patterns``.
 
-    The setting is either empty, one regular expression, or a JSON array of them.
+    The setting is either empty, a JSON array of regular expressions, or one regular expression
+    (any text that is not a JSON array of strings, so ``[a-z]+`` is a regex).
 
     Raises:
-        ConfigurationError: not a valid JSON array of strings, or an invalid regex.
+        ConfigurationError: an invalid regex.
     """
     text = custom_patterns.strip()
     if not text:
@@ -22,9 +22,8 @@ def build_detector(custom_patterns: str) -> SensitiveDetector:
     if text.startswith("["):
         try:
             patterns = json.loads(text)
-        except ValueError as exc:
-            raise ConfigurationError(f"sensitive_custom_patterns is not JSON: {exc}") from exc
-        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-            raise ConfigurationError("sensitive_custom_patterns must be a JSON array of strings")
-        return SensitiveDetector(custom_patterns=tuple(patterns))
+        except ValueError:
+            patterns = None
+        if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):
+            return SensitiveDetector(custom_patterns=tuple(patterns))
     return SensitiveDetector(custom_patterns=(text,))

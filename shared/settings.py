@@ -23,6 +23,9 @@ import msgspec
 from shared.errors import ConfigurationError
 from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
+from shared.settings_checks import RANGES as _RANGES
+from shared.settings_checks import check_ranges as _check_ranges
+from shared.settings_checks import check_recall_engine as _check_recall_engine
 
 ENV_PREFIX = "MNEMOGATE_"
 #: Largest memory block, in tokens (also the search-preview budget bound).
@@ -122,6 +125,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_top_k: int = 20
     recall_max_memories: int = 10
     recall_timeout_ms: int = 250
+    #: The recall query (newest user message) is cut to this many UTF-8 bytes and words before
+    #: any per-token work (shared.query_bound); the request itself goes upstream unchanged.
+    recall_query_max_bytes: int = 4096
+    recall_query_max_terms: int = 256
     recall_relative_floor: float = 0.3
     keyword_common_term_df: int = 1000
     #: BM25 parameters of the in-memory keyword index (chosen on LoCoMo, see the README).
@@ -170,6 +177,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     embedding_cache_size: int = 4096
     embedding_cache_ttl_s: float = 3600.0
     static_model_path: str = ""
+    #: Embedded mode, source auto, no table yet: build it in the background (keyword recall
+    #: meanwhile) instead of embedding with the slow transformer (shared.embedding.autobuild).
+    static_table_autobuild: bool = True
     vector_quantization: Quantization = "float32"
     vector_tier: VectorTier = "sqlite-vec"
     qdrant_url: str = ""
@@ -194,6 +204,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     http_connect_timeout_s: float = 5.0
     outbox_relay_interval_s: float = 5.0
     settings_refresh_s: float = 5.0
+    # health
+    #: /readyz checks the FTS and vector indexes at most this often (0 = off); see
+    #: shared.store.integrity for the cost bound.
+    integrity_check_interval_s: float = 30.0
+
     # observability
     metrics_access: MetricsAccess = "admin"
     log_format: LogFormat = "text"
@@ -205,6 +220,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigurationError("recall_max_tokens must be within 0..8000")
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
+        _check_ranges(self, _RANGES)
         if not 0.0 <= self.recall_relative_floor <= 1.0:
             raise ConfigurationError("recall_relative_floor must be within 0..1")
         if self.rrf_k <= 0:
@@ -256,31 +272,6 @@ def check_recall_helpers(settings: Settings) -> None:
         )
     if s.query_rewrite_provider and not s.query_rewrite_model:
         raise ConfigurationError("query_rewrite_provider needs query_rewrite_model")
-
-
-MAX_FRESHNESS_MS = 1000
-"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
-
-
-def _check_recall_engine(s: Settings) -> None:
-    """Validate the recall engine's settings.
-
-    Raises:
-        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
-            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
-    """
-    if s.bm25_k1 < 0:
-        raise ConfigurationError(f"setting 'bm25_k1' must be >= 0, got {s.bm25_k1}")
-    if not 0.0 <= s.bm25_b <= 1.0:
-        raise ConfigurationError(f"setting 'bm25_b' must be within 0..1, got {s.bm25_b}")
-    if s.recall_context_weight < 0:
-        raise ConfigurationError(
-            f"setting 'recall_context_weight' must be >= 0, got {s.recall_context_weight}"
-        )
-    if s.recall_cache_mb < 1:
-        raise ConfigurationError(f"setting 'recall_cache_mb' must be >= 1, got {s.recall_cache_mb}")
-    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
-        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
 
 
 def settings_fields() -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import redis
 
 from tests.fakes.upstream import FakeUpstream
 from tests.harness import TEST_QUEUE_NAME, GatewayHarness
+from tests.waiting import READY_TIMEOUT_S
 
 REDIS_URL = os.environ.get("MNEMOGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 
@@ -46,6 +47,11 @@ def gateway_factory(tmp_path, upstream) -> Iterator[object]:
         overrides.setdefault("upstream_base_url", upstream.base_url)
         overrides.setdefault("upstream_api_key", "sk-upstream-test")
         overrides.setdefault("queue_name", TEST_QUEUE_NAME)
+        # a background build per test gateway would load the machine: tests that want it ask
+        overrides.setdefault("static_table_autobuild", False)
+        # recall must not be cut by its 250 ms production budget on a loaded test machine;
+        # tests of the budget itself set their own
+        overrides.setdefault("recall_timeout_ms", 60_000)
         gw = GatewayHarness(overrides).start()
         started.append(gw)
         return gw
@@ -107,7 +113,7 @@ def worker_process(tmp_path, redis_url) -> Iterator[object]:
         if proc.poll() is None:
             proc.terminate()
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=READY_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

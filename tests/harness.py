@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -17,6 +16,7 @@ from shared.settings import Settings, load_settings
 from shared.store import Store
 from tests.fakes.server import ThreadedUvicorn
 from tests.fakes.upstream import free_port
+from tests.waiting import READY_TIMEOUT_S, wait_until
 
 T = TypeVar("T")
 
@@ -40,15 +40,20 @@ class GatewayHarness:
         self._server: ThreadedUvicorn | None = None
 
     def start(self) -> GatewayHarness:
+        """Serve the app and return once it answers and its embedding model has loaded
+        (polled up to :data:`~tests.waiting.READY_TIMEOUT_S`; never a fixed sleep)."""
         self._server = ThreadedUvicorn(self.app, self.port, lifespan="on")
-        self._server.start(timeout_s=15)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:  # wait for the embedding model to load
-            checks = httpx.get(self.base_url + "/readyz", timeout=5).json()["checks"]
-            if checks.get("embedding") != "warming_up":
-                break
-            time.sleep(0.05)
+        self._server.start()
+        wait_until(self._warmed_up, what=f"gateway on port {self.port} warmed up")
         return self
+
+    def _warmed_up(self) -> bool:
+        try:
+            resp = httpx.get(self.base_url + "/readyz", timeout=READY_TIMEOUT_S)
+        except httpx.TransportError:
+            return False
+        checks: dict[str, str] = resp.json()["checks"]
+        return checks.get("embedding") != "warming_up"
 
     def stop(self) -> None:
         if self._server is not None:
@@ -85,14 +90,17 @@ class GatewayHarness:
         self,
         predicate: Callable[[list[Memory]], bool],
         owner_id: str | None = None,
-        timeout_s: float = 15.0,
+        timeout_s: float = READY_TIMEOUT_S,
     ) -> list[Memory]:
         """Poll the store until ``predicate(memories)`` holds; raises AssertionError on timeout."""
-        deadline = time.monotonic() + timeout_s
-        items: list[Memory] = []
-        while time.monotonic() < deadline:
-            items = self.memories(owner_id)
-            if predicate(items):
-                return items
-            time.sleep(0.05)
-        raise AssertionError(f"condition not reached; memories: {[m.content for m in items]}")
+        seen: list[Memory] = []
+
+        def probe() -> tuple[list[Memory]] | None:
+            seen[:] = self.memories(owner_id)
+            # a tuple, so that an empty list satisfying the predicate still counts as reached
+            return (list(seen),) if predicate(seen) else None
+
+        try:
+            return wait_until(probe, timeout_s=timeout_s, what="memories condition")[0]
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; memories: {[m.content for m in seen]}") from None

@@ -36,6 +36,8 @@ from services.gateway.observe import ObserveMiddleware
 from services.gateway.responses import create_response
 from services.gateway.state import GatewayState, install_state
 from services.gateway.ui import UI_ROUTES
+from shared.embedding.autobuild import autobuild_target, build_and_switch
+from shared.engine import default_model_dir
 from shared.errors import StoreError
 from shared.jobs.access_recording import AccessBatcher
 from shared.jobs.payloads import (
@@ -57,6 +59,7 @@ from shared.jobs.reindex import start_reindex_if_needed
 from shared.runtime import QueueFactory, Runtime, in_process_queue, open_runtime
 from shared.settings import Settings
 from shared.store import Store
+from shared.store.integrity import IntegrityProbe
 
 log = logging.getLogger("mnemogate.gateway")
 
@@ -121,13 +124,25 @@ async def _warm_up(runtime: Runtime, embedded: bool) -> None:
 
     In embedded mode also check the vector table against the embedding signature and start a reindex
     when it had to be rebuilt or memories still wait for vectors (workers do this in worker mode).
+    On a first start with no static table, build it in the background first (keyword recall
+    meanwhile; see shared.embedding.autobuild).
     """
-    await runtime.engine.warm_up()
-    if embedded:
+    engine = runtime.engine
+
+    async def check_vectors() -> None:
         try:
-            await start_reindex_if_needed(runtime.engine, runtime.queue)
+            await start_reindex_if_needed(engine, runtime.queue)
         except Exception:
             log.exception("vector table check failed; keyword recall only")
+
+    settings = runtime.settings
+    target = autobuild_target(settings, default_model_dir(settings.db_path), embedded=embedded)
+    if target is not None:
+        await build_and_switch(engine, target, check_vectors)
+        return
+    await engine.warm_up()
+    if embedded:
+        await check_vectors()
 
 
 async def _recover(queue: InProcessQueue) -> None:
@@ -188,7 +203,9 @@ def create_app(settings: Settings) -> Starlette:
         runtime = await open_runtime(settings, _queue_factory(settings))  # migrates (race-safe)
         session = proxy.upstream_session(settings)
         access = AccessBatcher(runtime.queue)
-        install_state(app, GatewayState(runtime=runtime, upstream=session, access=access))
+        integrity = IntegrityProbe(settings.db_path, settings.integrity_check_interval_s)
+        state = GatewayState(runtime=runtime, upstream=session, access=access, integrity=integrity)
+        install_state(app, state)
         tasks = _background_tasks(runtime, access)
         # Everything allocated so far lives as long as the process: move it out of the
         # collected generations, so full collections no longer walk the start-up heap
@@ -200,6 +217,8 @@ def create_app(settings: Settings) -> Starlette:
                 yield
         finally:
             await _stop(tasks)
+            if state.integrity is not None:
+                await state.integrity.close()
             try:
                 await session.close()
             finally:

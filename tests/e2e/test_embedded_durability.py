@@ -18,6 +18,7 @@ import sqlean
 
 from shared.extraction import EXTRACTION_PROMPT
 from tests.fakes.upstream import FakeUpstream, free_port
+from tests.waiting import READY_TIMEOUT_S
 
 
 def _sql(db: str, query: str) -> list[tuple[Any, ...]]:
@@ -29,7 +30,7 @@ def _sql(db: str, query: str) -> list[tuple[Any, ...]]:
 
 
 def _wait(predicate, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + max(timeout_s, READY_TIMEOUT_S)
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
@@ -88,13 +89,13 @@ def test_sigkill_during_a_learn_job_then_restart_learns_it(tmp_path: Path, upstr
             f"http://127.0.0.1:{port}/v1/chat/completions",
             headers={"authorization": f"Bearer {secret}"},
             json={"model": "m", "messages": [{"role": "user", "content": "My name is Carol"}]},
-            timeout=10,
+            timeout=READY_TIMEOUT_S,
         )
         assert resp.status_code == 200
         _wait(lambda: any(_is_extraction(b) for b in upstream.requests), 10, "the extractor call")
     finally:
         first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+        first.wait(timeout=READY_TIMEOUT_S)
     assert _sql(db, "SELECT job_name FROM job_outbox") == [("learn",)]
     assert _sql(db, "SELECT COUNT(*) FROM memories WHERE category != 'turn'") == [(0,)]
 

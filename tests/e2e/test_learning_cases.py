@@ -27,6 +27,7 @@ from shared.store import Store
 from tests.conftest import REDIS_URL
 from tests.fakes.upstream import FakeUpstream
 from tests.harness import TEST_QUEUE_NAME, GatewayHarness
+from tests.waiting import READY_TIMEOUT_S
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Env:
 
     def settle(self, timeout_s: float = 15.0) -> None:
         """Wait until no job is queued or running, twice in a row 100 ms apart."""
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + max(timeout_s, READY_TIMEOUT_S)
         quiet = 0
         while quiet < 2:
             assert time.monotonic() < deadline, "jobs did not drain"
@@ -92,7 +93,7 @@ def env(request, tmp_path_factory, upstream_server: FakeUpstream) -> Iterator[En
     gw.stop()
     if worker is not None:
         worker.terminate()
-        worker.wait(timeout=15)
+        worker.wait(timeout=READY_TIMEOUT_S)
     if client is not None:
         client.flushdb()
         client.close()
@@ -119,7 +120,10 @@ def post(
     if session:
         headers["x-mnemogate-session-id"] = session
     return httpx.post(
-        env.gw.base_url + "/v1/chat/completions", json=body, headers=headers, timeout=15
+        env.gw.base_url + "/v1/chat/completions",
+        json=body,
+        headers=headers,
+        timeout=READY_TIMEOUT_S,
     )
 
 
@@ -137,7 +141,7 @@ def wait_learned(env: Env, owner: str, turns: list[str], user: str = "") -> None
     async def learned(store: Store) -> int:
         return await store.cursors.learned_prefix(owner, user, ids)
 
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + READY_TIMEOUT_S
     while env.gw.with_store(learned) < len(turns):
         assert time.monotonic() < deadline, f"not learned: {turns}"
         time.sleep(0.05)

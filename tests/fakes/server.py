@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import uvicorn
 
+from tests.waiting import READY_TIMEOUT_S
+
 
 class ThreadedUvicorn:
     """``start()`` serves ``app`` on ``port`` until ``stop()``; ``lifespan`` as in uvicorn."""
@@ -22,21 +24,26 @@ class ThreadedUvicorn:
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, daemon=True)
 
-    def start(self, timeout_s: float = 10.0) -> None:
-        """Start the thread; return once the server accepts connections.
+    def start(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Start the thread; return once the server accepts connections (polled, not slept).
 
         Raises:
             RuntimeError: it did not start within ``timeout_s`` (or its thread died).
         """
         self._thread.start()
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        interval = 0.005
         while not self.server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("server did not start")
-            time.sleep(0.01)
+            waited = time.monotonic() - started
+            if not self._thread.is_alive():
+                raise RuntimeError(f"server thread exited during start-up ({waited:.1f} s)")
+            if waited > timeout_s:
+                raise RuntimeError(f"server did not start within {waited:.1f} s")
+            time.sleep(interval)
+            interval = min(interval * 2, 0.1)
 
-    def stop(self, timeout_s: float = 15.0) -> None:
-        """Ask the server to exit and join its thread."""
+    def stop(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Ask the server to exit and join its thread (bounded by ``timeout_s``)."""
         self.server.should_exit = True
         if self._thread.is_alive():
             self._thread.join(timeout=timeout_s)

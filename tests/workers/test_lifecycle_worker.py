@@ -24,6 +24,7 @@ from shared.store import Store
 from shared.store.memories.lifecycle import RELEVANCE_DECAYED_AT
 from tests.harness import TEST_QUEUE_NAME
 from tests.lifecycle_seed import DAY, add, ids, query, seed_cases
+from tests.waiting import READY_TIMEOUT_S
 
 
 async def enqueue(redis_url: str, name: str, payload: msgspec.Struct) -> str:
@@ -50,7 +51,9 @@ async def result(redis_url: str, job_id: str) -> Any:
         default_queue_name=TEST_QUEUE_NAME,
     )
     try:
-        return await Job(job_id, pool, _deserializer=job_deserializer).result(timeout=5)
+        return await Job(job_id, pool, _deserializer=job_deserializer).result(
+            timeout=READY_TIMEOUT_S
+        )
     finally:
         await pool.aclose()
 

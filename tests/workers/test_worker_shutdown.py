@@ -98,7 +98,8 @@ def test_worker_outlives_a_redis_restart_and_runs_jobs_after_it(tmp_path, worker
     with private_redis(port):
         proc = worker_process(db, redis_url=url)
         _wait_started(log)
-    time.sleep(3)  # Redis is down: the worker waits and retries instead of exiting
+    # Redis is down: the worker says it will restart, and waits instead of exiting
+    wait_until(lambda: "worker restarts in" in log.read_text(), 60, "the restart notice")
     assert proc.poll() is None, log.read_text()[-3000:]
     with private_redis(port):  # back on the same port (empty: it keeps nothing on disk)
         asyncio.run(enqueue_all(url, db, [learn_payload(7, owner="kblip")]))

@@ -15,26 +15,38 @@ from starlette.responses import Response
 from services.gateway.body import read_body
 from services.gateway.state import state_of
 from shared.errors import InvalidRequest
+from shared.json_numbers import integral_floats_to_int
 
 T = TypeVar("T")
 _encoder = msgspec.json.Encoder()
 
 
-async def decode_body(request: Request, type_: type[T]) -> T:
+async def decode_body(request: Request, type_: type[T], *, required: bool = True) -> T:
     """The JSON body of ``request`` (at most ``max_body_bytes``) decoded as ``type_``.
 
-    An empty body decodes as ``{}``.
+    An empty (or all-whitespace) body is refused when ``required`` (as the OpenAPI document
+    states), else decodes as ``{}``.
 
     Raises:
-        InvalidRequest: not JSON, or not valid for ``type_``. PayloadTooLarge: body too big.
+        InvalidRequest: empty but required, not JSON, or not valid for ``type_``.
+        PayloadTooLarge: body too big.
         RequestTimeout: the body did not arrive within ``body_read_timeout_s``.
     """
     settings = state_of(request).settings
     raw = await read_body(request, settings.max_body_bytes, settings.body_read_timeout_s)
     if not raw.strip():
+        if required:
+            raise InvalidRequest("a JSON request body is required", code="missing_body")
         raw = b"{}"
     try:
-        return msgspec.json.decode(raw, type=type_)
+        value = msgspec.json.decode(raw)
+        if (
+            isinstance(value, dict)
+            and isinstance(type_, type)
+            and issubclass(type_, msgspec.Struct)
+        ):
+            value = integral_floats_to_int(value, type_)
+        return msgspec.convert(value, type_)
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"invalid request body: {exc}") from exc
     except msgspec.DecodeError as exc:

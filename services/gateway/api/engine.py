@@ -41,7 +41,7 @@ async def engine_status(request: Request) -> Response:
 async def reindex(request: Request) -> Response:
     """``POST /api/reindex`` → 202 ``{"job", "job_id", "owner_id"}``."""
     principal = await principal_of(request)
-    body = await decode_body(request, ReindexRequest)
+    body = await decode_body(request, ReindexRequest, required=False)
     accepted = await job_requests.request_reindex(
         state_of(request).queue, principal, body, time.time()
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from typing import Annotated
 
 import msgspec
 from starlette.requests import Request
@@ -38,7 +39,7 @@ class StatsQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """``GET /api/memory/stats`` query: ``owner_id`` (admin: any; client: itself), ``days``."""
 
     owner_id: str | None = None
-    days: int = 30
+    days: Annotated[int, msgspec.Meta(ge=1, le=365)] = 30
 
 
 async def list_memories(request: Request) -> Response:
@@ -127,7 +128,20 @@ async def export_memories(request: Request) -> Response:
 
 
 async def _lines(request: Request, limit: int) -> AsyncIterator[bytes]:
-    r"""Lines of the streamed body (no ``\n``), refusing a total above ``limit`` bytes."""
+    r"""Lines of the streamed body (no ``\n``), refusing over ``limit`` bytes or no line.
+
+    A body with no non-blank line is refused (an import of nothing is a client error: the body
+    is required).
+    """
+    seen = False
+    async for line in _raw_lines(request, limit):
+        seen = seen or bool(line.strip())
+        yield line
+    if not seen:
+        raise InvalidRequest("the import body is empty: send JSON Lines", code="missing_body")
+
+
+async def _raw_lines(request: Request, limit: int) -> AsyncIterator[bytes]:
     buffer = b""
     size = 0
     async for chunk in request.stream():

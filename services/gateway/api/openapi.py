@@ -16,6 +16,16 @@ from starlette.responses import Response
 
 from services.gateway.api import control
 from services.gateway.api.codec import json_response
+from services.gateway.api.openapi_rules import (
+    VARIANT_PARAMETER,
+    VARIANTS,
+    apply_principal,
+    extra_errors,
+    settings_patch_schema,
+)
+from services.gateway.api.openapi_schemas import EXTRA_SCHEMAS, REF
+from services.gateway.api.openapi_schemas import OBJECT as _OBJECT
+from shared.errors import InvalidRequest
 from shared.event_log import EventPage, EventQuery
 from shared.memory_api import (
     BulkDelete,
@@ -34,7 +44,6 @@ from shared.memory_api import (
 from shared.models import MemoryChanges
 from shared.store.memories.export_import import ImportRow
 
-REF = "#/components/schemas/{name}"
 STRUCTS: tuple[type[msgspec.Struct], ...] = (
     MemoryView,
     MemoryPage,
@@ -54,94 +63,6 @@ STRUCTS: tuple[type[msgspec.Struct], ...] = (
     EventPage,
     *control.SCHEMA_STRUCTS,
 )
-
-_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
-EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
-    "Error": {
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {
-                "type": "object",
-                "required": ["message", "type", "code"],
-                "properties": {
-                    "message": {"type": "string"},
-                    "type": {"type": "string"},
-                    "code": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                },
-            }
-        },
-    },
-    "Deleted": {
-        "type": "object",
-        "required": ["deleted"],
-        "properties": {"deleted": {"$ref": REF.format(name="MemoryView")}},
-    },
-    "BulkDeleteResult": {
-        "type": "object",
-        "required": ["matched", "deleted", "dry_run"],
-        "properties": {
-            "matched": {"type": "integer"},
-            "deleted": {"type": "integer"},
-            "dry_run": {"type": "boolean"},
-        },
-    },
-    "ImportResult": {
-        "type": "object",
-        "required": ["written", "skipped", "lines"],
-        "properties": {
-            "written": {"type": "integer"},
-            "skipped": {"type": "integer"},
-            "lines": {"type": "integer"},
-        },
-    },
-    "Stats": {
-        "type": "object",
-        "required": ["by_type", "by_category", "total", "tokens_stored", "events"],
-        "properties": {
-            "owner_id": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "days": {"type": "integer"},
-            "by_type": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "total": {"type": "integer"},
-            "tokens_stored": {"type": "integer"},
-            "pending_reindex": {"type": "integer"},
-            "events": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "events_by_day": {"type": "array", "items": _OBJECT},
-        },
-    },
-    "Engine": {
-        "type": "object",
-        "required": ["keyword", "embedding", "vector", "qdrant", "pending_reindex"],
-        "properties": {
-            "keyword": _OBJECT,
-            "embedding": _OBJECT,
-            "vector": _OBJECT,
-            "qdrant": _OBJECT,
-            "retrieval_strategy": {"type": "string"},
-            "memories": {"type": "integer"},
-            "pending_reindex": {"type": "integer"},
-        },
-    },
-    "SettingsView": {
-        "type": "object",
-        "required": ["version", "settings", "overrides", "immutable", "secret", "refresh_s"],
-        "properties": {
-            "version": {"type": "integer"},
-            "updated_at": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-            "settings": _OBJECT,
-            "overrides": _OBJECT,
-            "immutable": {"type": "array", "items": {"type": "string"}},
-            "secret": {"type": "array", "items": {"type": "string"}},
-            "refresh_s": {"type": "number"},
-        },
-    },
-    "SettingsPatch": {
-        "type": "object",
-        "description": "Partial settings: field → value (null = back to the environment value).",
-        "additionalProperties": True,
-    },
-}
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -310,67 +231,95 @@ _ERRORS = {
     "401": ("Missing or invalid credentials", "Error"),
     "403": ("Not allowed (global memories are read-only for client keys)", "Error"),
     "404": ("Not found (other owners' ids are not found too)", "Error"),
+    "503": ("The store (or the job queue) is unavailable; retry later", "Error"),
 }
 
 
 def _query_parameters(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    required = set(schema.get("required", ()))
     return [
-        {"name": name, "in": "query", "required": False, "schema": prop}
+        {"name": name, "in": "query", "required": name in required, "schema": prop}
         for name, prop in schema.get("properties", {}).items()
     ]
 
 
-def _operation(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
-    """The OpenAPI operation object of ``op`` (``schemas``: the components, for query params)."""
-    operation: dict[str, Any] = {
-        "summary": op.summary,
-        "operationId": f"{op.method}_{op.path.strip('/').replace('/', '_')}".replace("{", "")
-        .replace("}", "")
-        .replace("-", "_")
-        .replace(".", "_"),
-        "responses": {},
-    }
-    params: list[dict[str, Any]] = []
-    if op.path_id:
-        params.append({"name": "id", "in": "path", "required": True, "schema": {"type": "string"}})
+_PATH_ID: dict[str, Any] = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "minLength": 1},
+}
+
+
+def _operation_id(op: Op) -> str:
+    raw = f"{op.method}_{op.path.strip('/').replace('/', '_')}"
+    return raw.replace("{", "").replace("}", "").replace("-", "_").replace(".", "_")
+
+
+def _parameters(op: Op, schemas: dict[str, Any]) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = [_PATH_ID] if op.path_id else []
     if op.query is not None:
         params.extend(_query_parameters(schemas[op.query]))
-    if params:
-        operation["parameters"] = params
-    if op.body is not None:
-        operation["requestBody"] = {
-            "required": op.method != "post" or op.body not in {"ReindexRequest"},
-            "content": {op.body_media: {"schema": _ref(op.body)}},
-        }
-    if op.response is not None:
-        operation["responses"][str(op.status)] = {
-            "description": "Success",
-            "content": {op.response_media: {"schema": _ref(op.response)}},
-        }
-    else:
-        operation["responses"][str(op.status)] = {
-            "description": "Success",
-            "content": {"application/json": {"schema": _OBJECT}},
-        }
+    if op.path == "/api/openapi.json":
+        params.append(VARIANT_PARAMETER)
+    return params
+
+
+def _request_body(op: Op) -> dict[str, Any]:
+    assert op.body is not None
+    content = {op.body_media: {"schema": _ref(op.body)}}
+    if op.body_media == "application/x-ndjson":  # one line of JSON Lines is JSON
+        content["application/json"] = {"schema": _ref(op.body)}
+    return {"required": op.body != "ReindexRequest", "content": content}
+
+
+def _responses(op: Op) -> dict[str, Any]:
+    schema = _ref(op.response) if op.response is not None else _OBJECT
+    media = op.response_media if op.response is not None else "application/json"
+    out: dict[str, Any] = {
+        str(op.status): {"description": "Success", "content": {media: {"schema": schema}}}
+    }
     if op.path == "/api/memory" and op.method == "post":
-        operation["responses"]["200"] = {
+        out["200"] = {
             "description": "Updated the memory with the same key",
             "content": _json("MemoryView"),
         }
     if not op.public:
+        errors = {**_ERRORS, **extra_errors(op.path, op.method, op.body is not None)}
+        for status, (text, name) in errors.items():
+            out[status] = {"description": text, "content": _json(name)}
+    return out
+
+
+def _operation(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "summary": op.summary,
+        "operationId": _operation_id(op),
+        "responses": _responses(op),
+    }
+    params = _parameters(op, schemas)
+    if params:
+        operation["parameters"] = params
+    if op.body is not None:
+        operation["requestBody"] = _request_body(op)
+    if not op.public:
         operation["security"] = [{"bearerAuth": []}]
-        for status, (text, schema) in _ERRORS.items():
-            operation["responses"][status] = {"description": text, "content": _json(schema)}
     return operation
 
 
 @functools.cache
-def openapi_document() -> dict[str, Any]:
-    """The whole OpenAPI 3.1 document (built once per process)."""
+def openapi_document(variant: str = "client") -> dict[str, Any]:
+    """The whole OpenAPI 3.1 document for the admin token (``variant="admin"``) or a client key.
+
+    Built once per process and variant (``"client"`` is the default; see :mod:`.openapi_rules`).
+    """
     from services.gateway.api.memories import StatsQuery
 
     _, components = msgspec.json.schema_components((*STRUCTS, StatsQuery), ref_template=REF)
-    schemas = {**components, **EXTRA_SCHEMAS}
+    schemas = apply_principal(
+        {**components, **EXTRA_SCHEMAS, "SettingsPatch": settings_patch_schema()},
+        admin=variant == "admin",
+    )
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         paths.setdefault(op.path, {})[op.method] = _operation(op, schemas)
@@ -394,5 +343,15 @@ def openapi_document() -> dict[str, Any]:
 
 
 async def openapi_json(request: Request) -> Response:
-    """``GET /api/openapi.json`` → the OpenAPI document (no authentication)."""
-    return json_response(openapi_document())
+    """``GET /api/openapi.json[?for=admin|client]`` → the document for that principal.
+
+    The default is ``client``; no authentication.
+
+    Raises:
+        InvalidRequest: an unknown parameter or ``for`` value.
+    """
+    params = dict(request.query_params)
+    variant = params.pop("for", "client")
+    if params or variant not in VARIANTS:
+        raise InvalidRequest(f"the only parameter is 'for', one of {list(VARIANTS)}")
+    return json_response(openapi_document(variant))

@@ -16,6 +16,8 @@ from starlette.responses import Response
 from services.gateway.api.authorization import require_admin
 from services.gateway.api.codec import decode_body, json_response
 from services.gateway.state import state_of
+from shared.json_numbers import integral_floats_to_int
+from shared.settings import Settings
 
 
 async def get_settings(request: Request) -> Response:
@@ -36,7 +38,7 @@ async def put_settings(request: Request) -> Response:
     (400 on an unknown, immutable, mistyped or out-of-range field).
     """
     await require_admin(request)
-    patch = await decode_body(request, dict[str, Any])
+    patch = integral_floats_to_int(await decode_body(request, dict[str, Any]), Settings)
     runtime = state_of(request).runtime.live
     await runtime.update(patch)
     # the timeline shows which fields changed, never their values (some are secrets)

@@ -17,7 +17,7 @@ import aiosqlite
 import msgspec
 import sqlean
 
-from shared.errors import InvalidRequest
+from shared.errors import Conflict
 from shared.fts_query import index_text
 from shared.models import Memory, MemoryChanges
 from shared.ranking import MEMORY_OVERHEAD_TOKENS
@@ -222,7 +222,7 @@ class MemoryAdminStore:
         """UPDATE the row of ``old`` with ``values`` (inside the caller's transaction).
 
         Raises:
-            InvalidRequest: the new key clashes with another memory of the same owner+user.
+            Conflict (409): the new key clashes with another memory of the same owner+user.
         """
         assignments = ", ".join(f"{k} = ?" for k in values)
         try:
@@ -231,7 +231,7 @@ class MemoryAdminStore:
                 [*values.values(), old.id],
             )
         except sqlean.IntegrityError as exc:
-            raise InvalidRequest(
+            raise Conflict(
                 f"key '{values['key']}' is already used by another memory of this owner and user",
                 code="duplicate_key",
             ) from exc

@@ -7,10 +7,11 @@ Export reads every row of a filter in rowid batches (keyset pagination); import 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import aiosqlite
 import msgspec
+import sqlean
 
 from shared.fts_query import index_text
 from shared.models import Memory, MemoryCategory, MemoryType
@@ -61,7 +62,7 @@ class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: float
     expires_at: float | None = None
     last_accessed_at: float | None = None
-    access_count: int = 0
+    access_count: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0  # SQLite INTEGER
     relevance: float = 1.0
 
 
@@ -137,10 +138,18 @@ class MemoryExportStore:
         with store_errors("importing memories"):
             async with transaction(self.conn):
                 for r in rows:
-                    cur = await self.conn.execute(IMPORT_SQL, import_params(r))
+                    # a row whose new key clashes with another memory's (the DO UPDATE path) is
+                    # skipped like any other clash, not an error for the whole import
+                    await self.conn.execute("SAVEPOINT import_row")
                     try:
-                        if await cur.fetchone() is not None:
-                            written += 1
-                    finally:
-                        await cur.close()
+                        cur = await self.conn.execute(IMPORT_SQL, import_params(r))
+                        try:
+                            row = await cur.fetchone()
+                        finally:
+                            await cur.close()
+                    except sqlean.IntegrityError:
+                        await self.conn.execute("ROLLBACK TO import_row")
+                        row = None
+                    await self.conn.execute("RELEASE import_row")
+                    written += row is not None
         return written, len(rows) - written

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.fakes.upstream import free_port
+from tests.waiting import READY_TIMEOUT_S
 
 CHAT = "/v1/chat/completions"
 
@@ -29,7 +30,7 @@ def key(gateway):
     return gateway.create_key()
 
 
-def post(gateway, secret, content=None, json=None, headers=None, timeout=10.0):
+def post(gateway, secret, content=None, json=None, headers=None, timeout=READY_TIMEOUT_S):
     h = {"authorization": f"Bearer {secret}"}
     h.update(headers or {})
     if json is not None:

@@ -11,6 +11,7 @@ import pytest
 
 from shared.models import NewMemory
 from tests.harness import GatewayHarness
+from tests.waiting import READY_TIMEOUT_S
 
 CHAT = "/v1/chat/completions"
 
@@ -29,7 +30,7 @@ def seed(gw: GatewayHarness, owner: str, *contents: str, **fields) -> list[int]:
 def ask(gw, secret, messages, headers=None, **extra):
     h = {"authorization": f"Bearer {secret}", **(headers or {})}
     body = {"model": "m", "messages": messages, **extra}
-    resp = httpx.post(gw.base_url + CHAT, json=body, headers=h, timeout=10)
+    resp = httpx.post(gw.base_url + CHAT, json=body, headers=h, timeout=READY_TIMEOUT_S)
     assert resp.status_code == 200, resp.text
     return resp
 

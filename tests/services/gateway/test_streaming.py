@@ -32,7 +32,9 @@ def test_chunks_arrive_before_the_stream_ends(gateway, upstream):
         rest = b"".join(chunks)
     total = time.monotonic() - t0
     assert b"data:" in first
-    assert first_at < 1.5 < total  # the first chunk came long before the end
+    # the first chunk came long before the end: 9 more chunks were each delayed 0.3 s after it
+    # (sleeps, so this holds however slow the machine is)
+    assert total - first_at >= 2.0, (first_at, total)
     assert rest.rstrip().endswith(b"data: [DONE]")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 
 import sqlean
 
@@ -43,10 +42,8 @@ async def test_cancelled_begin_leaves_no_open_transaction(tmp_path):
             pass
         assert not store.writer.in_transaction
         other.execute("PRAGMA busy_timeout = 200")
-        started = time.monotonic()
         other.execute("BEGIN IMMEDIATE")  # would raise "database is locked" after 0.2 s
         other.execute("ROLLBACK")
-        assert time.monotonic() - started < 1.0
         rows = other.execute("SELECT COUNT(*) FROM lifecycle_state WHERE name = 'x'").fetchall()
         assert rows == [(0,)]
         async with transaction(store.writer) as conn:

@@ -12,6 +12,7 @@ from shared.store.memories.admin import MemoryFilter
 from shared.store.memories.export_import import ImportRow
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, client
+from tests.waiting import READY_TIMEOUT_S
 
 N = 10_000
 
@@ -159,7 +160,7 @@ def test_import_is_embedded_by_a_real_worker(
         rows = await store.reader.execute_fetchall("SELECT COUNT(*) FROM vec_memories")
         return await store.memories.count_pending_reindex(), int(next(iter(rows))[0])
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + READY_TIMEOUT_S
     state = (-1, -1)
     while time.monotonic() < deadline:
         try:

@@ -38,13 +38,13 @@ def test_create_get_update_delete(api: Api) -> None:
     assert api.a.http.get(f"/api/memory/{m['id']}").status_code == 404
 
 
-def test_same_key_updates_and_duplicate_key_edit_is_400(api: Api) -> None:
+def test_same_key_updates_and_duplicate_key_edit_is_409(api: Api) -> None:
     first = add(api.a.http, "editor: vim", key="editor")
     r = api.a.http.post("/api/memory", json={"content": "editor: helix", "key": "editor"})
     assert r.status_code == 200 and r.json()["id"] == first["id"]
     other = add(api.a.http, "shell: fish", key="shell")
     r = api.a.http.patch(f"/api/memory/{other['id']}", json={"key": "editor"})
-    assert r.status_code == 400 and r.json()["error"]["code"] == "duplicate_key"
+    assert r.status_code == 409 and r.json()["error"]["code"] == "duplicate_key"
 
 
 def test_list_filters_and_pagination(api: Api) -> None:
