@@ -340,6 +340,16 @@ def test_client_key_sees_only_its_own(
     studio.shot("client-events")
 
 
+def first_row_box(page: Any, timeout_s: float = 30.0) -> Any:
+    """The first memory row's bounding box, polled: the tab may re-render its rows meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        box = page.locator("#mem-rows tr").first.bounding_box()
+        if box is not None or time.monotonic() > deadline:
+            return box
+        page.wait_for_timeout(50)
+
+
 def test_keyboard_phone_width_and_bad_token(
     open_studio: Any, studio_gateway: GatewayHarness, admin_http: httpx.Client
 ) -> None:
@@ -369,6 +379,8 @@ def test_keyboard_phone_width_and_bad_token(
     # phone width: no horizontal overflow, rows stacked as cards
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], width
-    assert page.locator("#mem-rows tr").first.bounding_box()["width"] <= PHONE["width"]
+    box = first_row_box(page)
+    assert box is not None, "no memory row became visible"
+    assert box["width"] <= PHONE["width"]
     studio.shot("phone-memories")
     assert (ARTIFACTS / "phone-memories.png").stat().st_size > 0
