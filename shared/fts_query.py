@@ -1,6 +1,6 @@
 """Keyword-query building for the FTS5 tier: what the store indexes and what it passes to MATCH.
 
-The FTS5 table uses the tokenizer ``porter unicode61 remove_diacritics 2`` (DESIGN §3). Two facts
+The FTS5 table uses the tokenizer ``porter unicode61 remove_diacritics 2`` (see docs). Two facts
 about that tokenizer drive this module:
 
 * ``unicode61`` splits on anything that is not a letter, digit or private-use character, so Latin,
@@ -20,7 +20,7 @@ class and its combining marks (category ``Mn``) are dropped before bigramming so
 sees each bigram as one token. Limitation (same as Lucene without unigrams): a 1-character CJK
 query term only matches a 1-character run in the indexed text.
 
-Query safety (DESIGN §4, §7): raw user text never reaches MATCH. Every term consists only of
+Query safety (see docs): raw user text never reaches MATCH. Every term consists only of
 letters, digits, marks and private-use characters, and is additionally wrapped in double quotes
 (``"`` doubled), so FTS5 operators typed by users (``AND``, ``NEAR(``, ``*``, ``^``, ``col:``,
 ``-``, ``+``) are plain text. A quoted string that tokenises to nothing is a valid FTS5 phrase that

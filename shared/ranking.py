@@ -1,12 +1,12 @@
 """Pure ranking: token estimates, relevance floor, Reciprocal Rank Fusion, ordering, budget walk.
 
-No I/O and no clock: anything time-dependent takes its values as arguments (DESIGN §8). The
+No I/O and no clock: anything time-dependent takes its values as arguments (see docs). The
 retrieval module runs the keyword and vector legs, turns their raw scores into :class:`Candidate`
 lists, applies :func:`apply_relevance_floor` per leg, fuses them with :func:`fuse_candidates`
 (weighted RRF), orders with :func:`order_candidates`, drops repeated texts with
 :func:`drop_duplicate_content` and cuts with :func:`budget_walk`.
 
-Defaults come from DESIGN §4 (LoCoMo measurements): RRF ``k = 10`` with keyword:vector weights
+Defaults come from LoCoMo measurements: RRF ``k = 10`` with keyword:vector weights
 ``2:1`` beat the keyword leg alone, while the common seed ``k = 60`` with equal weights scored
 below it; ``SEED_RRF_K`` keeps that value available.
 """
@@ -52,13 +52,13 @@ T = TypeVar("T")
 DEFAULT_RRF_K = 2.0
 """RRF smoothing constant chosen on LoCoMo with ``bench/locomo_recall.py`` (k=2, keyword:vector 3:1:
 Hit@5 0.635 / MRR 0.496 with MiniLM, 0.633 / 0.497 static, vs FTS5 alone 0.618 / 0.489; k=10 2:1
-from DESIGN §4 gave 0.641 / 0.473, i.e. a lower MRR than keyword alone)."""
+from an earlier trial gave 0.641 / 0.473, i.e. a lower MRR than keyword alone)."""
 SEED_RRF_K = 60.0
 """The k of Cormack, Clarke & Büttcher (SIGIR 2009); scored below FTS5 alone on LoCoMo."""
 DEFAULT_KEYWORD_WEIGHT = 3.0
-"""Weight of the keyword (FTS5 bm25) leg in RRF (DESIGN §4)."""
+"""Weight of the keyword (FTS5 bm25) leg in RRF (docs/ARCHITECTURE.md)."""
 DEFAULT_VECTOR_WEIGHT = 1.0
-"""Weight of the vector (KNN) leg in RRF (DESIGN §4)."""
+"""Weight of the vector (KNN) leg in RRF (docs/ARCHITECTURE.md)."""
 
 DEFAULT_RELATIVE_FLOOR = 0.3
 """A candidate must score at least this fraction of its leg's best score (0..1)."""
@@ -191,7 +191,7 @@ def apply_relevance_floor(
         where KNN always returns k neighbours however unrelated, e.g. a cosine floor).
 
     Non-finite scores are dropped. ``relative_floor`` must be within [0, 1], else
-    :class:`ConfigurationError`. An empty result is a valid answer (DESIGN §4).
+    :class:`ConfigurationError`. An empty result is a valid answer (see docs).
     """
     if not (0.0 <= relative_floor <= 1.0):
         raise ConfigurationError("relative_floor must be within 0..1")
@@ -219,7 +219,7 @@ def rrf_fuse(legs: Sequence[tuple[Sequence[int], float]], k: float) -> list[tupl
 
     ``score(d) = Σ_i w_i / (k + rank_i(d))`` over the legs that contain ``d``, ranks 1-based
     (Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and individual Rank
-    Learning Methods", SIGIR 2009; weights per DESIGN §4). ``legs``: ``(ids best-first, weight)``;
+    Learning Methods", SIGIR 2009; weights per the docs). ``legs``: ``(ids best-first, weight)``;
     a repeated id within one leg counts at its first (best) position only.
 
     Returns ``[(memory_id, score)]`` sorted by score desc, ties broken by the better (smaller)

@@ -1,4 +1,4 @@
-"""Tests for shared.fts_query: term extraction, MATCH safety (CASES R1) and CJK recall (R4)."""
+"""Tests for shared.fts_query: term extraction, MATCH safety (odd query text) and CJK recall."""
 
 from __future__ import annotations
 

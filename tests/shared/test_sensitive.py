@@ -1,4 +1,4 @@
-"""Tests for sensitive-content detection and redaction (CASES "Sensitive content")."""
+"""Tests for sensitive-content detection and redaction (secret and personal-data formats)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END P
 
 # (text, secret substring, kind, redacted text)
 POSITIVES = [
-    # the CASES.md list
+    # the acceptance list
     ("my email is jane.doe@example.com", "jane.doe@example.com", "email", "my email is [email]"),
     ("call me on +1 415 555 0100", "+1 415 555 0100", "phone", "call me on [phone]"),
     ("SSN 123-45-6789", "123-45-6789", "ssn", "SSN [ssn]"),
