@@ -14,7 +14,7 @@ OUTSIDE = re.compile(r"DESIGN §|DESIGN\.md|CASES\b|CASES\.md|\b[Ii]ssue \d+|\bi
 
 #: Files being reshaped by parallel work (see ``tests/test_code_shape.py``): they drop their
 #: outside references as that work lands, and the integrator removes the entry then.
-IN_FLIGHT = {}
+IN_FLIGHT: set[str] = set()
 THIS_FILE = Path(__file__).resolve()
 
 
