@@ -45,6 +45,8 @@ __all__ = [
 
 DEFAULT_MAX_TERMS = 32
 """Default cap on the number of OR-ed terms in one MATCH expression (keeps long pastes cheap)."""
+ASCII_END = 0x80
+"""First code point past ASCII (U+0080)."""
 
 # English stop words. Based on the classic SMART / Lucene English stop lists, extended with the
 # question words, auxiliaries, pronouns and contraction remnants that dominate chat questions
@@ -166,9 +168,9 @@ def _segmented_tokens(text: str) -> Iterator[tuple[int, str]]:
 
 
 def index_text(content: str, key: str | None) -> str:
-    """Text to write into the FTS5 column for one memory.
+    r"""Text to write into the FTS5 column for one memory.
 
-    Shape: ``content`` (verbatim) + ``"\\n"`` + ``key`` (if any) + ``"\\n"`` + a segmentation
+    Shape: ``content`` (verbatim) + ``"\n"`` + ``key`` (if any) + ``"\n"`` + a segmentation
     suffix. The suffix holds, space separated, the bigrams of every Han/Kana/Hangul/Thai run in
     content and key (see module docstring) and, for "mixed" unicode61 tokens such as
     ``用Python写代码`` or ``00🙁`` (one token each to unicode61, whose Unicode tables treat newer
@@ -181,8 +183,8 @@ def index_text(content: str, key: str | None) -> str:
         parts.append(key)
     extra: list[str] = []
     seen: set[str] = set()
-    for source in parts:
-        source = unicodedata.normalize("NFC", source)
+    for part in parts:
+        source = unicodedata.normalize("NFC", part)
         # A unicode61 token is a maximal run of token characters of ANY class; only tokens that
         # contain a CJK/Thai run need help.
         for chunk in _unicode61_chunks(source):
@@ -220,7 +222,7 @@ def _maybe_glued(ch: str) -> bool:
     outside the old punctuation blocks (format characters ``Cf`` are always suspect).
     """
     cp = ord(ch)
-    if cp < 0x80 or ch.isspace() or _is_token_category(ch):
+    if cp < ASCII_END or ch.isspace() or _is_token_category(ch):
         return False
     if unicodedata.category(ch) == "Cf":
         return True

@@ -73,6 +73,8 @@ MEMORY_OVERHEAD_TOKENS = 8
 
 ``- [2024-05-01] (preference) `` is 29 ASCII bytes → 8 by the 4-bytes rule of
 :func:`estimate_tokens`, and cl100k tokenises it into about 8-10 tokens."""
+ASCII_END = 0x80
+"""First code point past ASCII (U+0080)."""
 
 
 # --- token estimate ----------------------------------------------------------------------------
@@ -94,7 +96,7 @@ def estimate_tokens(text: str) -> int:
     if text.isascii():  # fast path (C speed): ceil(bytes / 4)
         return -(-len(text) // 4)
     encoded = text.encode("utf-8", errors="surrogatepass")
-    ascii_bytes = sum(1 for b in encoded if b < 0x80)
+    ascii_bytes = sum(1 for b in encoded if b < ASCII_END)
     other_bytes = len(encoded) - ascii_bytes
     # ceil(a/4 + o/3) == ceil((3a + 4o) / 12), in integers.
     return -(-(3 * ascii_bytes + 4 * other_bytes) // 12)
@@ -316,9 +318,9 @@ def order_candidates(
 
 
 def content_key(text: str) -> str:
-    """The form in which two memory texts are compared: whitespace collapsed, casefolded.
+    r"""The form in which two memory texts are compared: whitespace collapsed, casefolded.
 
-    ``"  Who is my  doctor?\\n"`` → ``"who is my doctor?"``: runs of whitespace (as
+    ``"  Who is my  doctor?\n"`` → ``"who is my doctor?"``: runs of whitespace (as
     :meth:`str.split` sees it: spaces, tabs, newlines, U+00A0, U+2028/2029, ...) become one
     space, the ends are trimmed, then :meth:`str.casefold` (which also folds ``ß`` → ``ss``).
     No other normalisation (no NFKC, punctuation kept). Pure; never raises.
