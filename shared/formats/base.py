@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
-from shared.formats.raw import Fields
-from shared.injection import DEFAULT_STRATEGY, ProviderCapabilities
+from shared.formats.raw import Fields, decode_fields
+from shared.injection import (
+    DEFAULT_STRATEGY,
+    ProviderCapabilities,
+    all_user_texts,
+    newest_user_text,
+)
 
 FormatName = Literal["chat", "responses", "messages", "embeddings"]
 FORMAT_NAMES: tuple[FormatName, ...] = ("chat", "responses", "messages", "embeddings")
@@ -73,6 +78,44 @@ class ParsedRequest:
     def user_turns(self) -> list[str]:
         """The learning source (computed on each access)."""
         return self.learning_turns()
+
+
+class OpenAIRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What the gateway reads of every OpenAI request body (chat completions and Responses).
+
+    Each format's struct adds its conversation field (``messages``, ``input``); other fields
+    pass through. ``user``, ``safety_identifier`` and ``metadata.user_id`` name the end user, in
+    that order (:func:`end_user_of`).
+    """
+
+    model: Annotated[str, msgspec.Meta(min_length=1)]
+    stream: bool | None = None
+    user: str | None = None
+    safety_identifier: str | None = None
+    metadata: EndUserMetadata | None = None
+
+
+def parsed_openai(
+    raw: bytes,
+    req: OpenAIRequest,
+    plain: list[dict[str, Any]],
+    pairs: Callable[[], Iterable[tuple[str, Any]]],
+) -> ParsedRequest:
+    """The :class:`ParsedRequest` of an OpenAI body ``raw`` decoded as ``req``.
+
+    ``plain``: its messages as chat-like ``{"role", "content"}`` dicts (the recall query and the
+    learning source); ``pairs``: computes its ``(role, content)`` pairs for :func:`text_turns`.
+    """
+    return ParsedRequest(
+        raw=raw,
+        fields=decode_fields(raw),
+        model=req.model,
+        stream=req.stream is True,
+        end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
+        query=newest_user_text(plain),
+        learning_turns=lambda: all_user_texts(plain),
+        conversation=lambda: text_turns(pairs()),
+    )
 
 
 @dataclass(frozen=True)

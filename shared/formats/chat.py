@@ -12,18 +12,17 @@ import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
-    EndUserMetadata,
+    OpenAIRequest,
     ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
-    end_user_of,
     openai_error,
-    text_turns,
+    parsed_openai,
 )
 from shared.formats.sse import event_bytes, iter_events
 from shared.formats.stream_end import fold_events
-from shared.injection import all_user_texts, inject, newest_user_text
+from shared.injection import inject
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 _decoder = msgspec.json.Decoder()
@@ -36,18 +35,10 @@ class ChatMessage(msgspec.Struct, frozen=True):
     content: str | list[Any] | None = None
 
 
-class ChatRequest(msgspec.Struct, frozen=True):
-    """What the gateway reads of a chat completion request (other fields pass through).
+class ChatRequest(OpenAIRequest, frozen=True, kw_only=True):
+    """What the gateway reads of a chat completion request (other fields pass through)."""
 
-    ``user``, ``safety_identifier`` and ``metadata.user_id`` name the end user, in that order.
-    """
-
-    model: Annotated[str, msgspec.Meta(min_length=1)]
     messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
-    stream: bool | None = None
-    user: str | None = None
-    safety_identifier: str | None = None
-    metadata: EndUserMetadata | None = None
 
 
 def _plain(messages: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -85,16 +76,8 @@ class ChatFormat:
     def parse(self, raw: bytes) -> ParsedRequest:
         """Validate ``raw`` (model, non-empty messages with known roles, stream/user types)."""
         req = rawjson.decode_typed(raw, ChatRequest)
-        plain = _plain(req.messages)
-        return ParsedRequest(
-            raw=raw,
-            fields=rawjson.decode_fields(raw),
-            model=req.model,
-            stream=req.stream is True,
-            end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
-            query=newest_user_text(plain),
-            learning_turns=lambda: all_user_texts(plain),
-            conversation=lambda: text_turns((m.role, m.content) for m in req.messages),
+        return parsed_openai(
+            raw, req, _plain(req.messages), lambda: ((m.role, m.content) for m in req.messages)
         )
 
     def place(self, fields: rawjson.Fields, block: str, placement: Placement) -> rawjson.Fields:

@@ -23,24 +23,22 @@ is learned otherwise), ``response.incomplete`` (cut short, e.g. by ``max_output_
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
-    EndUserMetadata,
+    OpenAIRequest,
     ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
-    end_user_of,
     openai_error,
-    text_turns,
+    parsed_openai,
 )
 from shared.formats.sse import event_bytes, event_type, iter_events, json_events
 from shared.formats.stream_end import fold_events
-from shared.injection import all_user_texts, newest_user_text
 
 _decoder = msgspec.json.Decoder()
 _OK_END = "response.completed"
@@ -55,15 +53,10 @@ class InputItem(msgspec.Struct, frozen=True):
     content: Any = None
 
 
-class ResponsesRequest(msgspec.Struct, frozen=True):
+class ResponsesRequest(OpenAIRequest, frozen=True, kw_only=True):
     """What the gateway reads of a Responses request (other fields pass through)."""
 
-    model: Annotated[str, msgspec.Meta(min_length=1)]
     input: str | list[InputItem]
-    stream: bool | None = None
-    user: str | None = None
-    safety_identifier: str | None = None
-    metadata: EndUserMetadata | None = None
 
 
 def _messages(items: str | list[InputItem]) -> list[dict[str, Any]]:
@@ -108,16 +101,7 @@ class ResponsesFormat:
         """Validate ``raw`` (model; input a string or a list of objects; stream/user types)."""
         req = rawjson.decode_typed(raw, ResponsesRequest)
         plain = _messages(req.input)
-        return ParsedRequest(
-            raw=raw,
-            fields=rawjson.decode_fields(raw),
-            model=req.model,
-            stream=req.stream is True,
-            end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
-            query=newest_user_text(plain),
-            learning_turns=lambda: all_user_texts(plain),
-            conversation=lambda: text_turns((m["role"], m["content"]) for m in plain),
-        )
+        return parsed_openai(raw, req, plain, lambda: ((m["role"], m["content"]) for m in plain))
 
     def place(
         self, fields: rawjson.Fields, block: str, placement: Placement
