@@ -11,6 +11,8 @@ import uvicorn
 
 from tests.waiting import READY_TIMEOUT_S
 
+GRACE_S = 5.0  # seconds a stopping server may spend closing its connections gracefully
+
 
 class ThreadedUvicorn:
     """``start()`` serves ``app`` on ``port`` until ``stop()``; ``lifespan`` as in uvicorn."""
@@ -43,7 +45,14 @@ class ThreadedUvicorn:
             interval = min(interval * 2, 0.1)
 
     def stop(self, timeout_s: float = READY_TIMEOUT_S) -> None:
-        """Ask the server to exit and join its thread (bounded by ``timeout_s``)."""
+        """Ask the server to exit and join its thread (bounded by ``timeout_s``).
+
+        A graceful exit waits for open connections (a test's hung stream, a subprocess's
+        keep-alive); after a short grace the server is told to force its exit.
+        """
         self.server.should_exit = True
         if self._thread.is_alive():
+            self._thread.join(timeout=min(GRACE_S, timeout_s))
+        if self._thread.is_alive():
+            self.server.force_exit = True
             self._thread.join(timeout=timeout_s)
