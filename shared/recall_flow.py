@@ -11,8 +11,8 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ParamSpec
 
 import msgspec
 
@@ -31,6 +31,7 @@ from shared.settings import Settings
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
+_P = ParamSpec("_P")
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -82,47 +83,6 @@ class RecalledBlock(msgspec.Struct, kw_only=True):
     tokens: int = 0
 
 
-async def recall_block(
-    store: Store,
-    detector: SensitiveDetector,
-    settings: Settings,
-    scope: Scope,
-    query: str,
-    now: float,
-    engine: Engine | None = None,
-    forget: Sequence[str] | None = None,
-    *,
-    assist: RecallAssist | None = None,
-    conversation: Callable[[], Sequence[Any]] = tuple,
-) -> RecalledBlock:
-    """:func:`recall_block_untimed`, timed and recorded in the metrics.
-
-    :func:`shared.metrics.note_recall` gets the duration by tier, the memories and tokens in the
-    block and the degradation reason (the one metrics hook of every client format's recall).
-    """
-    started = time.perf_counter()
-    recalled = await recall_block_untimed(
-        store,
-        detector,
-        settings,
-        scope,
-        query,
-        now,
-        engine,
-        forget,
-        assist=assist,
-        conversation=conversation,
-    )
-    note_recall(
-        time.perf_counter() - started,
-        recalled.tier,
-        len(recalled.memory_ids),
-        recalled.tokens,
-        recalled.degraded,
-    )
-    return recalled
-
-
 async def _bounded_recall(
     store: Store,
     scope: Scope,
@@ -162,7 +122,33 @@ async def _bounded_recall(
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
 
 
-async def recall_block_untimed(
+def _timed(
+    recall_fn: Callable[_P, Awaitable[RecalledBlock]],
+) -> Callable[_P, Awaitable[RecalledBlock]]:
+    """``recall_fn``, timed and recorded in the metrics.
+
+    :func:`shared.metrics.note_recall` gets the duration by tier, the memories and tokens in the
+    block and the degradation reason (the one metrics hook of every client format's recall).
+    """
+
+    @functools.wraps(recall_fn)
+    async def timed(*args: _P.args, **kwargs: _P.kwargs) -> RecalledBlock:
+        started = time.perf_counter()
+        recalled = await recall_fn(*args, **kwargs)
+        note_recall(
+            time.perf_counter() - started,
+            recalled.tier,
+            len(recalled.memory_ids),
+            recalled.tokens,
+            recalled.degraded,
+        )
+        return recalled
+
+    return timed
+
+
+@_timed
+async def recall_block(
     store: Store,
     detector: SensitiveDetector,
     settings: Settings,
@@ -186,7 +172,8 @@ async def recall_block_untimed(
     (:func:`shared.forget_terms.without_named`). ``assist``: the optional query rewrite and
     rerank (:mod:`shared.recall_assist`), bounded by the same timeout; ``conversation``: the
     request's user and assistant messages as chat-like ``{"role", "content"}`` dicts, oldest
-    first (the rewrite's history; read only when a helper is on).
+    first (the rewrite's history; read only when a helper is on). Timed and recorded in the
+    metrics (:func:`shared.metrics.note_recall`).
     """
     # bounded before any per-token work: one huge message must not stall the event loop
     query = bound_query(query, settings.recall_query_max_bytes, settings.recall_query_max_terms)

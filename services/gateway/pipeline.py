@@ -31,7 +31,7 @@ from services.gateway.memory_control import (
     enqueue_forget,
     resolve_control,
 )
-from services.gateway.relay import OnSuccess, Upstream, relay_json, relay_stream
+from services.gateway.relay import OnSuccess, Upstream, relay
 from services.gateway.state import GatewayState, state_of
 from services.gateway.switches import request_scope
 from shared.formats import raw as rawjson
@@ -225,10 +225,10 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     policy = header_policy(call.state.settings.strip_headers)
     up = _upstream(call, request, memory.fields, policy)
     on_success = after_success(call, scope, control, memory, now, request_id)
-    relay = relay_stream if call.parsed.stream else relay_json
     # embedded mode: learning is recorded before the response completes (docs/ARCHITECTURE.md)
     durable = call.state.settings.embedded
-    return await relay(up, memory.headers, policy, on_success, fmt, durable=durable)
+    stream = call.parsed.stream
+    return await relay(up, memory.headers, policy, on_success, fmt, stream=stream, durable=durable)
 
 
 async def serve_plain(request: Request, fmt: WireFormat) -> Response:
@@ -240,4 +240,4 @@ async def serve_plain(request: Request, fmt: WireFormat) -> Response:
     call = await begin(request, fmt)
     policy = header_policy(call.state.settings.strip_headers)
     up = _upstream(call, request, call.parsed.fields, policy)
-    return await relay_json(up, {}, policy, None, fmt)
+    return await relay(up, {}, policy, None, fmt)

@@ -75,30 +75,53 @@ def _with_headers(
     return response
 
 
-async def relay_json(
+@dataclass(frozen=True)
+class _Answer:
+    """How the answer goes back: extra client headers, header policy, learning hook, format."""
+
+    extra: dict[str, str]
+    policy: HeaderPolicy
+    on_success: OnSuccess | None
+    fmt: WireFormat
+    durable: bool
+
+
+async def relay(
     up: Upstream,
     extra: dict[str, str],
     policy: HeaderPolicy,
     on_success: OnSuccess | None,
     fmt: WireFormat,
     *,
+    stream: bool = False,
     durable: bool = False,
 ) -> Response:
+    """POST ``up`` and relay the answer: as SSE when ``stream``, else whole JSON.
+
+    ``extra``: headers added to the client response; ``on_success(assistant_text)`` runs when the
+    exchange ended well, before the last byte when ``durable`` (see the module docstring).
+    """
+    answer = _Answer(extra, policy, on_success, fmt, durable)
+    if stream:
+        return await _relay_stream(up, answer)
+    return await _relay_json(up, answer)
+
+
+async def _relay_json(up: Upstream, answer: _Answer) -> Response:
     """POST, read the whole answer and pass it back (status, headers, body unchanged)."""
     reply = await proxy.post(up.session, up.provider, up.path, up.body, up.headers)
     task = None
+    on_success, text_of = answer.on_success, answer.fmt.assistant_text
     if reply.status < HTTPStatus.MULTIPLE_CHOICES and on_success is not None:
-        if durable:
-            await on_success(fmt.assistant_text(reply.body))
+        if answer.durable:
+            await on_success(text_of(reply.body))
         else:
-            task = BackgroundTask(on_success, fmt.assistant_text(reply.body))
+            task = BackgroundTask(on_success, text_of(reply.body))
     response = Response(reply.body, status_code=reply.status, background=task)
-    return _with_headers(response, reply.headers, extra, policy)
+    return _with_headers(response, reply.headers, answer.extra, answer.policy)
 
 
-async def _whole_error(
-    upstream: aiohttp.ClientResponse, up: Upstream, extra: dict[str, str], policy: HeaderPolicy
-) -> Response:
+async def _whole_error(upstream: aiohttp.ClientResponse, up: Upstream, answer: _Answer) -> Response:
     """An error status before the first byte: forwarded whole, nothing learned."""
     try:
         async with proxy.upstream_errors(up.provider):
@@ -106,7 +129,7 @@ async def _whole_error(
     finally:
         upstream.release()
     response = Response(content, status_code=upstream.status)
-    return _with_headers(response, upstream.headers, extra, policy)
+    return _with_headers(response, upstream.headers, answer.extra, answer.policy)
 
 
 class _StreamLearner:
@@ -143,15 +166,7 @@ class _StreamLearner:
             await self.on_success(self.fmt.assistant_text(bytes(self.kept)))
 
 
-async def relay_stream(
-    up: Upstream,
-    extra: dict[str, str],
-    policy: HeaderPolicy,
-    on_success: OnSuccess | None,
-    fmt: WireFormat,
-    *,
-    durable: bool = False,
-) -> Response:
+async def _relay_stream(up: Upstream, answer: _Answer) -> Response:
     """POST and relay the SSE answer as it arrives (an error status is relayed whole).
 
     An upstream that answers a streaming request with a whole JSON body (not
@@ -161,9 +176,10 @@ async def relay_stream(
     """
     upstream = await proxy.open_stream(up.session, up.provider, up.path, up.body, up.headers)
     if upstream.status >= HTTPStatus.MULTIPLE_CHOICES:
-        return await _whole_error(upstream, up, extra, policy)
+        return await _whole_error(upstream, up, answer)
     sse = upstream.headers.get("content-type", "").startswith("text/event-stream")
-    learner = _StreamLearner(on_success, fmt, sse=sse)
+    durable, fmt = answer.durable, answer.fmt
+    learner = _StreamLearner(answer.on_success, fmt, sse=sse)
     at_boundary = True  # the relayed bytes end between two events
 
     async def relay() -> AsyncIterator[bytes]:
@@ -196,7 +212,7 @@ async def relay_stream(
     response = ClosingStreamingResponse(
         relay(), status_code=upstream.status, background=BackgroundTask(learner.learn)
     )
-    return _with_headers(response, upstream.headers, extra, policy)
+    return _with_headers(response, upstream.headers, answer.extra, answer.policy)
 
 
 async def relay_raw(
