@@ -23,22 +23,12 @@ import msgspec
 from shared.errors import ConfigurationError
 from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
-from shared.settings_checks import RANGES as _RANGES
+from shared.settings_checks import POSITIVE, RANGES
+from shared.settings_checks import check_positive as _check_positive
 from shared.settings_checks import check_ranges as _check_ranges
 from shared.settings_checks import check_recall_engine as _check_recall_engine
 
 ENV_PREFIX = "MNEMOGATE_"
-#: Largest memory block, in tokens (also the search-preview budget bound).
-MAX_RECALL_TOKENS = 8000
-#: Most user turns one learn job reads.
-MAX_LEARN_TURNS = 100
-#: Upper bound of ``forget_max_matches``.
-MAX_FORGET_MATCHES = 1000
-#: Upper bound of ``end_user_max_chars``.
-MAX_END_USER_CHARS = 4096
-#: Upper bound of ``rerank_candidates`` (documents sent to the reranker per recall).
-MAX_RERANK_CANDIDATES = 100
-
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
 ExtractionMode = Literal["regex", "llm", "off"]
@@ -214,30 +204,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
-        if self.max_body_bytes <= 0 or self.body_read_timeout_s <= 0:
-            raise ConfigurationError("max_body_bytes and body_read_timeout_s must be positive")
-        if not 0 <= self.recall_max_tokens <= MAX_RECALL_TOKENS:
-            raise ConfigurationError("recall_max_tokens must be within 0..8000")
+        _check_positive(self, POSITIVE)
         if self.recall_timeout_ms < 0:
             raise ConfigurationError("recall_timeout_ms must be >= 0")
-        _check_ranges(self, _RANGES)
-        if not 0.0 <= self.recall_relative_floor <= 1.0:
-            raise ConfigurationError("recall_relative_floor must be within 0..1")
-        if self.rrf_k <= 0:
-            raise ConfigurationError("rrf_k must be positive")
+        _check_ranges(self, RANGES)
         _check_recall_engine(self)
-        if self.upstream_timeout_s <= 0 or self.upstream_connect_timeout_s <= 0:
-            raise ConfigurationError("upstream timeouts must be positive")
-        if not 1 <= self.learn_max_turns <= MAX_LEARN_TURNS:
-            raise ConfigurationError("learn_max_turns must be within 1..100")
-        if not 1 <= self.forget_max_matches <= MAX_FORGET_MATCHES:
-            raise ConfigurationError("forget_max_matches must be within 1..1000")
-        if not 1 <= self.end_user_max_chars <= MAX_END_USER_CHARS:
-            raise ConfigurationError("end_user_max_chars must be within 1..4096")
-        if self.job_timeout_s <= 0:
-            raise ConfigurationError("job_timeout_s must be positive")
-        if self.http_timeout_s <= 0 or self.http_connect_timeout_s <= 0:
-            raise ConfigurationError("http timeouts must be positive")
         check_recall_helpers(self)
 
     @property
@@ -254,12 +225,10 @@ def check_recall_helpers(settings: Settings) -> None:
     request all of its memories instead of only the helper's improvement).
 
     Raises:
-        ConfigurationError: a count or timeout is out of range, or the enabled helpers' timeouts
+        ConfigurationError: a timeout is not positive, or the enabled helpers' timeouts
             add up to ``recall_timeout_ms`` or more.
     """
     s = settings
-    if not 1 <= s.rerank_candidates <= MAX_RERANK_CANDIDATES:
-        raise ConfigurationError("rerank_candidates must be within 1..100")
     if s.rerank_timeout_ms <= 0 or s.query_rewrite_timeout_ms <= 0:
         raise ConfigurationError("rerank_timeout_ms and query_rewrite_timeout_ms must be > 0")
     used = (s.rerank_timeout_ms if s.rerank_url else 0) + (

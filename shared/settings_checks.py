@@ -9,14 +9,47 @@ from typing import Any
 
 from shared.errors import ConfigurationError
 
-__all__ = ["MAX_FRESHNESS_MS", "RANGES", "check_ranges", "check_recall_engine"]
+__all__ = [
+    "MAX_FRESHNESS_MS",
+    "MAX_RECALL_TOKENS",
+    "POSITIVE",
+    "RANGES",
+    "check_positive",
+    "check_ranges",
+    "check_recall_engine",
+]
 
-#: Inclusive (low, high) ranges of settings checked at load (bytes, words, seconds).
+#: Largest memory block, in tokens (also the search-preview budget bound).
+MAX_RECALL_TOKENS = 8000
+MAX_FRESHNESS_MS = 1000
+"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+
+#: Inclusive (low, high) ranges of settings checked at load (tokens, bytes, words, counts,
+#: characters, milliseconds, seconds, fractions). ``learn_max_turns``: most user turns one learn
+#: job reads; ``rerank_candidates``: documents sent to the reranker per recall.
 RANGES: dict[str, tuple[float, float]] = {
+    "recall_max_tokens": (0, MAX_RECALL_TOKENS),
     "recall_query_max_bytes": (16, 1 << 20),
     "recall_query_max_terms": (1, 4096),
+    "recall_relative_floor": (0.0, 1.0),
+    "learn_max_turns": (1, 100),
+    "forget_max_matches": (1, 1000),
+    "end_user_max_chars": (1, 4096),
+    "rerank_candidates": (1, 100),
     "integrity_check_interval_s": (0, 86_400),
 }
+
+#: Settings that must be > 0 (bytes, seconds, the RRF constant).
+POSITIVE = (
+    "max_body_bytes",
+    "body_read_timeout_s",
+    "rrf_k",
+    "upstream_timeout_s",
+    "upstream_connect_timeout_s",
+    "job_timeout_s",
+    "http_timeout_s",
+    "http_connect_timeout_s",
+)
 
 
 def check_ranges(settings: object, ranges: dict[str, tuple[float, float]]) -> None:
@@ -27,8 +60,11 @@ def check_ranges(settings: object, ranges: dict[str, tuple[float, float]]) -> No
             raise ConfigurationError(f"{name} must be within {low:g}..{high:g}")
 
 
-MAX_FRESHNESS_MS = 1000
-"""Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
+def check_positive(settings: object, names: tuple[str, ...]) -> None:
+    """Raise :class:`ConfigurationError` for the first field of ``names`` that is not > 0."""
+    for name in names:
+        if getattr(settings, name) <= 0:
+            raise ConfigurationError(f"{name} must be positive")
 
 
 def check_recall_engine(s: Any) -> None:

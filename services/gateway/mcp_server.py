@@ -15,7 +15,8 @@ any gateway behind a load balancer can serve any MCP request.
 from __future__ import annotations
 
 import time
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any, Literal
 
 import msgspec
@@ -68,8 +69,30 @@ def _plain(value: Any) -> Any:
     return msgspec.to_builtins(value)
 
 
-def _tool_error(exc: MnemogateError) -> ToolError:
-    return ToolError(f"{exc.code or exc.type}: {exc.message}")
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Raise a :class:`MnemogateError` of the block as the MCP ``ToolError`` the client sees."""
+    try:
+        yield
+    except MnemogateError as exc:
+        raise ToolError(f"{exc.code or exc.type}: {exc.message}") from exc
+
+
+def _filters(
+    query: str | None,
+    user_id: str | None,
+    session_id: str | None,
+    type: MemoryTypeArg | None,
+    category: MemoryCategoryArg | None,
+) -> dict[str, Any]:
+    """The filters ``memory_list`` and ``memory_clear`` share, as their structs' keywords."""
+    return {
+        "user_id": user_id,
+        "session_id": session_id,
+        "type": type,
+        "category": category,
+        "q": query,
+    }
 
 
 async def memory_search(
@@ -85,7 +108,7 @@ async def memory_search(
     "tier"}. `limit` 1..100.
     """
     state, principal = _caller(ctx)
-    try:
+    with _tool_errors():
         result = await preview.search_preview(
             state.store,
             state.settings,
@@ -93,8 +116,6 @@ async def memory_search(
             SearchPreview(query=query, user_id=user_id, session_id=session_id),
             time.time(),
         )
-    except MnemogateError as exc:
-        raise _tool_error(exc) from exc
     items = [
         {**_plain(item.memory), "score": item.score, "tokens": item.tokens}
         for item in result.items[: max(1, min(limit, 100))]
@@ -126,12 +147,10 @@ async def memory_add(
         user_id=user_id,
         session_id=session_id,
     )
-    try:
+    with _tool_errors():
         memory, created = await memory_crud.create_memory(
             state.store, state.queue, principal, body, time.time(), state.redactor()
         )
-    except MnemogateError as exc:
-        raise _tool_error(exc) from exc
     return {**_plain(memory), "created": created}
 
 
@@ -151,19 +170,10 @@ async def memory_list(
     0..10^12.
     """
     state, principal = _caller(ctx)
-    list_query = ListQuery(
-        user_id=user_id,
-        session_id=session_id,
-        type=type,
-        category=category,
-        q=query,
-        limit=limit,
-        offset=offset,
-    )
-    try:
+    filters = _filters(query, user_id, session_id, type, category)
+    list_query = ListQuery(**filters, limit=limit, offset=offset)
+    with _tool_errors():
         page = await memory_crud.list_memories(state.store, principal, list_query)
-    except MnemogateError as exc:
-        raise _tool_error(exc) from exc
     result: dict[str, Any] = _plain(page)
     return result
 
@@ -171,10 +181,8 @@ async def memory_list(
 async def memory_delete(ctx: Context[Any, Any], id: str) -> dict[str, Any]:
     """Delete one of this key's memories by its id ("mem_..."). Returns {"deleted": memory}."""
     state, principal = _caller(ctx)
-    try:
+    with _tool_errors():
         memory = await memory_crud.delete_memory(state.store, principal, id, queue=state.queue)
-    except MnemogateError as exc:
-        raise _tool_error(exc) from exc
     return {"deleted": _plain(memory)}
 
 
@@ -195,19 +203,10 @@ async def memory_clear(
     Returns {"matched", "deleted", "dry_run"}.
     """
     state, principal = _caller(ctx)
-    body = BulkDelete(
-        user_id=user_id,
-        session_id=session_id,
-        type=type,
-        category=category,
-        q=query,
-        dry_run=dry_run,
-        all=all,
-    )
-    try:
+    filters = _filters(query, user_id, session_id, type, category)
+    body = BulkDelete(**filters, dry_run=dry_run, all=all)
+    with _tool_errors():
         result = await memory_crud.bulk_delete(state.store, principal, body, queue=state.queue)
-    except MnemogateError as exc:
-        raise _tool_error(exc) from exc
     cleared: dict[str, Any] = _plain(result)
     return cleared
 
@@ -229,7 +228,7 @@ async def memory_forget(
     async def on_deleted(ids: list[int]) -> None:
         await enqueue_vector_delete(state.queue, ids)
 
-    try:
+    with _tool_errors():
         owner = control_api.forget_owner(False, principal.key_id, None)
         result = await control_api.forget_by_query(
             state.store,
@@ -240,8 +239,6 @@ async def memory_forget(
             max_matches=state.settings.forget_max_matches,
             on_deleted=on_deleted,
         )
-    except MnemogateError as exc:
-        raise _tool_error(exc) from exc
     out: dict[str, Any] = _plain(result)
     return out
 
