@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
-from shared.formats.raw import Fields, decode_fields
+from shared.formats.raw import Fields, decode_fields, decode_typed
 from shared.injection import (
     DEFAULT_STRATEGY,
     ProviderCapabilities,
@@ -95,27 +95,41 @@ class OpenAIRequest(msgspec.Struct, frozen=True, kw_only=True):
     metadata: EndUserMetadata | None = None
 
 
-def parsed_openai(
-    raw: bytes,
-    req: OpenAIRequest,
-    plain: list[dict[str, Any]],
-    pairs: Callable[[], Iterable[tuple[str, Any]]],
-) -> ParsedRequest:
-    """The :class:`ParsedRequest` of an OpenAI body ``raw`` decoded as ``req``.
+_Req = TypeVar("_Req", bound=OpenAIRequest)
 
-    ``plain``: its messages as chat-like ``{"role", "content"}`` dicts (the recall query and the
-    learning source); ``pairs``: computes its ``(role, content)`` pairs for :func:`text_turns`.
+
+class OpenAIFormat(Generic[_Req]):
+    """What the OpenAI formats (chat completions, Responses) share: parsing and ``x_api_key``.
+
+    A subclass names its :attr:`request_type` and reads the conversation out of it
+    (:meth:`messages`); ``x-api-key`` never authenticates on these routes.
     """
-    return ParsedRequest(
-        raw=raw,
-        fields=decode_fields(raw),
-        model=req.model,
-        stream=req.stream is True,
-        end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
-        query=newest_user_text(plain),
-        learning_turns=lambda: all_user_texts(plain),
-        conversation=lambda: text_turns(pairs()),
-    )
+
+    x_api_key = False
+    request_type: type[_Req]
+
+    def messages(self, req: _Req) -> list[dict[str, Any]]:
+        """The messages of ``req`` as chat-like ``{"role", "content"}`` dicts, oldest first."""
+        raise NotImplementedError
+
+    def parse(self, raw: bytes) -> ParsedRequest:
+        """Validate ``raw`` as :attr:`request_type` and read it. Raises ``InvalidRequest``.
+
+        The messages (:meth:`messages`) give the recall query, the learning source and, as
+        ``(role, content)`` pairs, the conversation (:func:`text_turns`).
+        """
+        req = decode_typed(raw, self.request_type)
+        plain = self.messages(req)
+        return ParsedRequest(
+            raw=raw,
+            fields=decode_fields(raw),
+            model=req.model,
+            stream=req.stream is True,
+            end_user=end_user_of(req.user, req.safety_identifier, req.metadata),
+            query=newest_user_text(plain),
+            learning_turns=lambda: all_user_texts(plain),
+            conversation=lambda: text_turns((m["role"], m["content"]) for m in plain),
+        )
 
 
 @dataclass(frozen=True)

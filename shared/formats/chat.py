@@ -12,13 +12,12 @@ import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
+    OpenAIFormat,
     OpenAIRequest,
-    ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
     openai_error,
-    parsed_openai,
 )
 from shared.formats.sse import event_bytes, iter_events
 from shared.formats.stream_end import fold_events
@@ -39,10 +38,6 @@ class ChatRequest(OpenAIRequest, frozen=True, kw_only=True):
     """What the gateway reads of a chat completion request (other fields pass through)."""
 
     messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
-
-
-def _plain(messages: list[ChatMessage]) -> list[dict[str, Any]]:
-    return [{"role": m.role, "content": m.content} for m in messages]
 
 
 class _Role(msgspec.Struct, frozen=True):
@@ -66,19 +61,20 @@ def _insert_before_last_user(
     return {**fields, "messages": [*raws[:at], {"role": role, "content": block}, *raws[at:]]}
 
 
-class ChatFormat:
-    """The chat-completions format (see the module docstring)."""
+class ChatFormat(OpenAIFormat[ChatRequest]):
+    """The chat-completions format (see the module docstring).
+
+    Parsing validates the model, non-empty ``messages`` with known roles and the stream/user
+    types.
+    """
 
     name: Literal["chat"] = "chat"
     path = "/chat/completions"
-    x_api_key = False
+    request_type = ChatRequest
 
-    def parse(self, raw: bytes) -> ParsedRequest:
-        """Validate ``raw`` (model, non-empty messages with known roles, stream/user types)."""
-        req = rawjson.decode_typed(raw, ChatRequest)
-        return parsed_openai(
-            raw, req, _plain(req.messages), lambda: ((m.role, m.content) for m in req.messages)
-        )
+    def messages(self, req: ChatRequest) -> list[dict[str, Any]]:
+        """``req.messages`` as ``{"role", "content"}`` dicts."""
+        return [{"role": m.role, "content": m.content} for m in req.messages]
 
     def place(self, fields: rawjson.Fields, block: str, placement: Placement) -> rawjson.Fields:
         """Inject ``block`` into ``messages`` (and ``system`` for top-level-system providers)."""

@@ -29,13 +29,12 @@ import msgspec
 
 from shared.formats import raw as rawjson
 from shared.formats.base import (
+    OpenAIFormat,
     OpenAIRequest,
-    ParsedRequest,
     Placement,
     StreamOutcome,
     StreamStatus,
     openai_error,
-    parsed_openai,
 )
 from shared.formats.sse import event_bytes, event_type, iter_events, json_events
 from shared.formats.stream_end import fold_events
@@ -90,18 +89,20 @@ def block_role(placement: Placement) -> str:
     return "system"
 
 
-class ResponsesFormat:
-    """The Responses format (see the module docstring)."""
+class ResponsesFormat(OpenAIFormat[ResponsesRequest]):
+    """The Responses format (see the module docstring).
+
+    Parsing validates the model, ``input`` (a string or a list of objects) and the stream/user
+    types.
+    """
 
     name: Literal["responses"] = "responses"
     path = "/responses"
-    x_api_key = False
+    request_type = ResponsesRequest
 
-    def parse(self, raw: bytes) -> ParsedRequest:
-        """Validate ``raw`` (model; input a string or a list of objects; stream/user types)."""
-        req = rawjson.decode_typed(raw, ResponsesRequest)
-        plain = _messages(req.input)
-        return parsed_openai(raw, req, plain, lambda: ((m["role"], m["content"]) for m in plain))
+    def messages(self, req: ResponsesRequest) -> list[dict[str, Any]]:
+        """The message items of ``req.input`` (other items dropped)."""
+        return _messages(req.input)
 
     def place(
         self, fields: rawjson.Fields, block: str, placement: Placement
