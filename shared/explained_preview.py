@@ -11,7 +11,6 @@ read-only: no access is recorded.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
@@ -28,18 +27,9 @@ from shared.memory_api import (
 from shared.models import Scope
 from shared.ranking import memory_tokens
 from shared.recall_explain import LegHit, Legs, drop_reasons, legs_of
-from shared.search_preview import search_preview
+from shared.search_preview import effective_settings, search_preview
 from shared.settings import Settings
 from shared.store import Store
-
-
-def _effective(settings: Settings, body: SearchPreview) -> Settings:
-    changed: dict[str, Any] = {}
-    if body.strategy is not None:
-        changed["retrieval_strategy"] = body.strategy
-    if body.budget is not None:
-        changed["recall_max_tokens"] = body.budget
-    return msgspec.structs.replace(settings, **changed) if changed else settings
 
 
 def _scope(p: Principal, body: SearchPreview) -> Scope:
@@ -85,7 +75,7 @@ async def explained_preview(
 
     """
     result = await search_preview(store, settings, p, body, now, engine)
-    effective = _effective(settings, body)
+    effective = effective_settings(settings, body)
     legs = await legs_of(store.memories, _scope(p, body), body.query, effective, now, engine)
     by_public = {m.public_id: m.id for m in legs.memories.values()}
     items = [

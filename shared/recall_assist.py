@@ -128,6 +128,25 @@ async def reranked_ids(
     return [*reranked_order(top, result.scores), *ids[len(top) :]], None
 
 
+def injection_order(candidates: Sequence[Candidate], memories: Mapping[int, Memory]) -> list[int]:
+    """The ids of ``candidates`` in recall's order: score, then relevance, then recency.
+
+    :func:`shared.ranking.order_candidates` over each candidate's score and its memory's
+    ``relevance`` and ``updated_at``; ``memories`` must hold every candidate (else ``KeyError``).
+    """
+    return order_candidates(
+        [
+            (
+                c.memory_id,
+                c.score,
+                memories[c.memory_id].relevance,
+                memories[c.memory_id].updated_at,
+            )
+            for c in candidates
+        ]
+    )
+
+
 async def reranked_candidates(
     assist: RecallAssist | None,
     settings: Settings,
@@ -143,17 +162,7 @@ async def reranked_candidates(
     """
     if assist is None or not settings.rerank_url or len(candidates) < MIN_TO_RERANK:
         return list(candidates), None
-    order = order_candidates(
-        [
-            (
-                c.memory_id,
-                c.score,
-                memories[c.memory_id].relevance,
-                memories[c.memory_id].updated_at,
-            )
-            for c in candidates
-        ]
-    )
+    order = injection_order(candidates, memories)
     content = {i: memories[i].content for i in order}
     ids, degraded = await reranked_ids(assist, settings, query, order, content)
     if degraded is not None:

@@ -27,9 +27,8 @@ from shared.ranking import (
     drop_duplicate_content,
     fuse_candidates,
     memory_tokens,
-    order_candidates,
 )
-from shared.recall_assist import RecallAssist, reranked_candidates
+from shared.recall_assist import RecallAssist, injection_order, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.settings import Settings
 from shared.store.memories import MemoryStore, Retention
@@ -117,17 +116,7 @@ def select_within_budget(
     ``max_tokens`` (:func:`budget_walk`). A dropped duplicate takes no slot of the cap and no
     budget. ``memories`` must hold every candidate's id (else ``KeyError``).
     """
-    order = order_candidates(
-        [
-            (
-                c.memory_id,
-                c.score,
-                memories[c.memory_id].relevance,
-                memories[c.memory_id].updated_at,
-            )
-            for c in candidates
-        ]
-    )
+    order = injection_order(candidates, memories)
     ranked = drop_duplicate_content([memories[i] for i in order], lambda m: m.content)
     if max_memories > 0:
         ranked = ranked[:max_memories]

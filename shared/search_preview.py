@@ -41,7 +41,7 @@ def _preview_owner(p: Principal, body: SearchPreview) -> str:
     return (readable_owners(p, body.owner_id) or [p.client_id])[0]
 
 
-def _effective(settings: Settings, body: SearchPreview) -> Settings:
+def effective_settings(settings: Settings, body: SearchPreview) -> Settings:
     """``settings`` with the preview's ``strategy`` and ``budget`` applied."""
     changed: dict[str, Any] = {}
     if body.strategy is not None:
@@ -94,7 +94,7 @@ async def search_preview(
     if body.budget is not None and not 0 <= body.budget <= MAX_PREVIEW_BUDGET:
         raise InvalidRequest(f"budget must be within 0..{MAX_PREVIEW_BUDGET} tokens")
     owner = _preview_owner(p, body)
-    effective = _effective(settings, body)
+    effective = effective_settings(settings, body)
     scope = Scope(owner_id=owner, user_id=body.user_id, session_id=body.session_id)
     query = bound_query(
         body.query, settings.recall_query_max_bytes, settings.recall_query_max_terms

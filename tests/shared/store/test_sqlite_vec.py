@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from shared.engine import record_of
 from shared.errors import VectorIndexError
 from shared.fts_query import index_text
 from shared.models import NewMemory, Scope
@@ -27,19 +28,6 @@ async def store(tmp_path):
     s = await Store.open(str(tmp_path / "v.db"))
     yield s
     await s.close()
-
-
-def rec(m, vec) -> VectorRecord:
-    return VectorRecord(
-        memory_id=m.id,
-        owner_id=m.owner_id,
-        user_id=m.user_id,
-        session_id=m.session_id,
-        type=m.type,
-        created_at=m.created_at,
-        expires_at=m.expires_at,
-        vector=[float(x) for x in vec],
-    )
 
 
 @pytest.mark.parametrize("quantization", ["float32", "int8"])
@@ -95,7 +83,7 @@ async def test_other_tenants_nearer_vectors_never_starve_or_leak(store, quantiza
             for j, i in enumerate(b_ids)
         ]
     )
-    await index.upsert([rec(mine, far)])
+    await index.upsert([record_of(mine, far)])
     hits = await index.search(target, Scope(owner_id="A"), 5, time.time())
     assert [h.memory_id for h in hits] == [mine.id]
     assert abs(hits[0].score - float(target @ far)) < 0.03  # cosine similarity
@@ -120,7 +108,7 @@ async def test_expiry_user_and_session_filters_apply_to_vector_hits(store):
     for name, new in cases.items():
         m, _ = await store.writes.upsert(new)
         ids[name] = m.id
-        await index.upsert([rec(m, v)])
+        await index.upsert([record_of(m, v)])
     found = {h.memory_id for h in await index.search(v, Scope(owner_id="A", user_id="u1"), 10, now)}
     assert found == {ids["live"], ids["own user"], ids["global"]}
     in_session = await index.search(v, Scope(owner_id="A", session_id="s1"), 10, now)
@@ -131,7 +119,7 @@ async def test_delete_any_path_removes_the_vector(store):
     index = SqliteVecIndex(store.writer, store.reader, store.memories)
     await index.ensure(DIM, "test:model:8")
     m, _ = await store.writes.upsert(NewMemory(owner_id="A", content="x"))
-    await index.upsert([rec(m, unit([1, 0, 0, 0, 0, 0, 0, 1]))])
+    await index.upsert([record_of(m, unit([1, 0, 0, 0, 0, 0, 0, 1]))])
     assert await index.count() == 1
     await store.writes.delete(m.public_id)
     assert await index.count() == 0
@@ -141,7 +129,7 @@ async def test_signature_change_rebuilds_and_marks_everything_for_reindex(store)
     index = SqliteVecIndex(store.writer, store.reader, store.memories)
     assert await index.ensure(DIM, "a:m:8") is True
     m, _ = await store.writes.upsert(NewMemory(owner_id="A", content="x"))
-    await index.upsert([rec(m, unit([1] * DIM))])
+    await index.upsert([record_of(m, unit([1] * DIM))])
     await store.writes.mark_indexed([(m.id, m.updated_at)])
     assert await store.memories.count_pending_reindex() == 0
     assert await index.ensure(DIM, "a:m:8") is False
