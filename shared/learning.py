@@ -46,7 +46,7 @@ from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.memory_writes import capture_writes, fact_writes, sanitise_fact, supersede
 from shared.models import NewMemory
 from shared.new_turns import clean_turn, is_private_turn, learnable_turns, prefix_ids
-from shared.turn_context import AFTER, chat_sequence, neighbour_context
+from shared.turn_context import AFTER, REACH, chat_sequence, neighbour_context
 
 __all__ = ["LearnResult", "is_grounded", "learn", "learnable_turns", "prefix_ids", "sanitise_fact"]
 
@@ -96,7 +96,7 @@ class _Turns(msgspec.Struct, frozen=True, kw_only=True):
 async def _new_turns(jc: JobContext, p: LearnPayload) -> _Turns | None:
     """Step 1: the turns to learn, or ``None`` when every turn was learned already (a replay)."""
     window = max(1, jc.settings.learn_max_turns)
-    prefixes = prefix_ids(p.user_turns)
+    prefixes = p.prefixes or prefix_ids(p.user_turns)
     total = len(p.user_turns)
     # Only turns of the newest `window` can be learned, so only a cursor at or after their start
     # matters: the lookup covers the prefixes ending there or later (bounded work for any
@@ -152,7 +152,9 @@ async def _update_previous_contexts(jc: JobContext, p: LearnPayload, turns: _Tur
     """
     if not jc.settings.capture_turns:
         return
-    previous = range(max(0, turns.learned - AFTER), turns.learned)
+    # only turns whose context lies within the text the payload carries (the rest are "")
+    floor = p.kept_from + REACH if p.kept_from else 0
+    previous = range(max(0, turns.learned - AFTER, floor), turns.learned)
     contexts = _contexts(jc, p, previous)
     keys = turns.keys
     pairs = [(keys[i], contexts[i]) for i in previous]

@@ -25,6 +25,9 @@ from shared.injection import strip_memory_block
 BEFORE = 2
 #: Turns after the captured one that make up its context.
 AFTER = 2
+#: User turns back that the :data:`BEFORE` texts of a user turn's context reach (each earlier
+#: user turn contributes its own text and the assistant's reply to it).
+REACH = (BEFORE + 1) // 2
 #: Text part types of a message (as :func:`shared.injection.all_user_texts` reads them).
 _TEXT_KINDS = ("text", "input_text")
 #: Characters kept of each neighbouring turn (a pasted document is context, not a search field).

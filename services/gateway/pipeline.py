@@ -37,12 +37,12 @@ from services.gateway.switches import request_scope
 from shared.formats import raw as rawjson
 from shared.formats.base import ParsedRequest, Placement, WireFormat
 from shared.injection import ProviderCapabilities
-from shared.jobs.payloads import LEARN, LearnPayload
+from shared.jobs.payloads import LEARN
+from shared.learn_payload import learn_payload
 from shared.models import ApiKey, Scope
 from shared.recall_assist import assist_for
 from shared.recall_flow import recall_block
 from shared.settings import ProviderConfig
-from shared.turn_context import BEFORE, assistant_replies
 
 log = logging.getLogger("mnemogate.gateway")
 
@@ -152,8 +152,9 @@ def after_success(
 
     Record access (and the tokens injected), enqueue learning from the user's turns (the
     assistant replies in the request and the answer travel as context only: the search context
-    of captured turns, :mod:`shared.turn_context`). Only the replies around the turns a learn job
-    can learn are sent (its ``learn_max_turns`` window and the context of the turns before it).
+    of captured turns, :mod:`shared.turn_context`). Only the text of the turns a learn job can
+    use is sent: those after the learning cursor in its ``learn_max_turns`` window and their
+    context (:mod:`shared.learn_payload`).
     """
     state = call.state
     parsed = call.parsed
@@ -166,14 +167,13 @@ def after_success(
                     scope.owner_id, scope.user_id, memory.memory_ids, tokens=memory.tokens
                 )
             if turns and turns[-1].strip():
-                window = state.settings.learn_max_turns + BEFORE + 1
-                payload = LearnPayload(
-                    owner_id=scope.owner_id,
-                    user_id=scope.user_id,
-                    session_id=scope.session_id,
-                    user_turns=turns,
-                    replies=assistant_replies(parsed.conversation(), keep_last=window),
-                    assistant_text=assistant_text[:4000],
+                payload = await learn_payload(
+                    state.store.cursors,
+                    scope,
+                    turns,
+                    parsed.conversation(),
+                    assistant_text,
+                    window=state.settings.learn_max_turns,
                     created_at=now,
                     request_id=request_id,
                 )

@@ -21,18 +21,24 @@ class Turn(msgspec.Struct, frozen=True):
 class LearnPayload(msgspec.Struct, frozen=True, kw_only=True):
     """Learn from one completed exchange.
 
-    ``user_turns`` are the texts of every user message of the request, oldest first; the learning
-    cursor decides which are new. ``replies[i]`` is the assistant text between user turn ``i``
-    and ``i + 1`` in the request (``""`` if none; empty list from older gateways), and
-    ``assistant_text`` the upstream's answer to the last turn: both are context only (never stored
-    as a user fact; they fill the search-only ``context`` of captured turns). ``created_at`` is the
-    request time in unix seconds.
+    ``user_turns`` has one entry per user message of the request, oldest first; the learning
+    cursor decides which are new. Entries before ``kept_from`` are ``""``: the gateway carries
+    only the text a learn job can use (:mod:`shared.learn_payload`). ``prefixes`` holds the
+    cursor's hash of every prefix (:func:`shared.new_turns.prefix_ids`); it is empty from older
+    gateways, which sent every text, and is then computed from ``user_turns``. ``replies[i]`` is
+    the assistant text between user turn ``i`` and ``i + 1`` in the request (``""`` if none or
+    before ``kept_from``; empty list from older gateways), and ``assistant_text`` the upstream's
+    answer to the last turn: both are context only (never stored as a user fact; they fill the
+    search-only ``context`` of captured turns). ``created_at`` is the request time in unix
+    seconds.
     """
 
     owner_id: str
     user_id: str
     session_id: str | None
     user_turns: list[str]
+    prefixes: list[str] = msgspec.field(default_factory=list)
+    kept_from: int = 0
     replies: list[str] = msgspec.field(default_factory=list)
     assistant_text: str = ""
     created_at: float

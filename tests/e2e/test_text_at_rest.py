@@ -122,3 +122,41 @@ def test_worker_mode_leaves_no_text_in_redis(
             assert not _planted(_value(client, key)), key
     finally:
         client.close()
+
+
+def test_worker_mode_job_holds_no_turn_older_than_the_job_needs(
+    gateway_factory, redis_url: str, worker_process, upstream: FakeUpstream
+) -> None:
+    gw: GatewayHarness = gateway_factory(redis_url=redis_url, embedding_source="none")
+    _key_id, secret = gw.create_key("minimal")
+    turns = [f"My note number {i} is about the garden plot MARK{i:02d}X" for i in range(12)]
+
+    def chat(n: int) -> None:
+        messages: list[dict[str, str]] = []
+        for i in range(n):
+            messages.append({"role": "user", "content": turns[i]})
+            if i < n - 1:
+                messages.append({"role": "assistant", "content": f"Noted {i}"})
+        resp = httpx.post(
+            gw.base_url + "/v1/chat/completions",
+            headers={"authorization": f"Bearer {secret}"},
+            json={"model": "m", "messages": messages},
+            timeout=60,
+        )
+        assert resp.status_code == 200
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        chat(10)  # learned by a worker: the cursor is at 10 turns
+        _wait(lambda: bool(client.keys("arq:job:*")), 30, "the first learn job")
+        proc = worker_process(gw.settings.db_path, "--burst", upstream_base_url=upstream.base_url)
+        assert proc.wait(timeout=60) == 0
+        chat(12)  # its job waits in Redis: no worker runs
+        _wait(lambda: bool(client.keys("arq:job:*")), 30, "the second learn job")
+        blob = b"".join(_value(client, k) for k in cast(list[bytes], client.keys("arq:job:*")))
+        held = {i for i in range(12) if f"MARK{i:02d}X".encode() in blob}
+        # new turns 10 and 11, the two before them (their context is updated) and one more
+        # (those turns' earlier neighbour): nothing older
+        assert held == set(range(7, 12))
+    finally:
+        client.close()
