@@ -260,6 +260,33 @@ def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float) -> 
     return False
 
 
+#: arq's INFO line for a job start: ``<delay> → <job id>:<function>(<repr of the arguments>)``.
+ARQ_JOB_START = "%6.2fs → %s(%s)%s"
+
+
+class JobArgumentsFilter(logging.Filter):
+    """Drops the job arguments from arq's job-start log line (they hold the user's text).
+
+    The line keeps the delay, the job id and the function (``… → <id>:learn(…)``); every other
+    record passes unchanged. Job results are not logged either (``log_results=False`` in
+    :func:`build_worker`).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the arguments of a job-start record with ``…``; always keep the record."""
+        if record.msg == ARQ_JOB_START and isinstance(record.args, tuple):
+            delay, ref, *_arguments, extra = record.args
+            record.args = (delay, ref, "…", extra)
+        return True
+
+
+def _hide_job_arguments() -> None:
+    """Install :class:`JobArgumentsFilter` on arq's worker logger once."""
+    arq_log = logging.getLogger("arq.worker")
+    if not any(isinstance(f, JobArgumentsFilter) for f in arq_log.filters):
+        arq_log.addFilter(JobArgumentsFilter())
+
+
 def build_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> Worker:
     """An arq :class:`Worker` for ``settings`` on the arq queue ``queue_name``.
 
@@ -269,6 +296,7 @@ def build_worker(settings: Settings, queue_name: str, *, burst: bool = False) ->
         raise SystemExit(
             "mnemogate worker needs MNEMOGATE_REDIS_URL (embedded mode runs jobs in the gateway)"
         )
+    _hide_job_arguments()  # logs carry job ids and functions, never the user's text
     return MnemogateWorker(
         queue_name=queue_name,
         functions=[_job_function(name, settings) for name in HANDLERS],
@@ -290,6 +318,7 @@ def build_worker(settings: Settings, queue_name: str, *, burst: bool = False) ->
         max_jobs=MAX_JOBS,
         job_timeout=arq_job_timeout_s(settings),
         keep_result=3600,
+        log_results=False,
         job_serializer=job_serializer,
         job_deserializer=job_deserializer,
         handle_signals=True,
