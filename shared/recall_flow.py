@@ -44,30 +44,6 @@ def _redacted(detector: SensitiveDetector, text: str) -> str:
     return detector.redact(text)
 
 
-async def _assisted_recall(
-    store: Store,
-    scope: Scope,
-    conversation: Callable[[], Sequence[Any]],
-    query: str,
-    settings: Settings,
-    now: float,
-    engine: Engine | None,
-    assist: RecallAssist | None,
-) -> RecallResult:
-    """:func:`recall` of the (optionally rewritten) query; echoes compare with the original.
-
-    ``conversation`` is read only when a helper is on (the query rewrite's history).
-    """
-    messages = conversation() if assist is not None else ()
-    search, rewrite_degraded = await search_query(assist, settings, messages, query)
-    result = await recall(
-        store.memories, scope, search, settings, now, engine, assist=assist, echo_of=query
-    )
-    if rewrite_degraded is None or result.degraded is not None:
-        return result
-    return msgspec.structs.replace(result, degraded=rewrite_degraded)
-
-
 class RecalledBlock(msgspec.Struct, kw_only=True):
     """What recall produced for one query.
 
@@ -107,8 +83,12 @@ async def _bounded_recall(
         # to await finishes without yielding to the loop (asyncio.wait_for would add a task and
         # two loop hops per request, each a full round of the requests in flight).
         async with asyncio.timeout(budget_s):
-            return await _assisted_recall(
-                store, scope, conversation, query, settings, now, engine, assist
+            # the (optionally rewritten) query; echoes compare with the original. The
+            # conversation is read only when a helper is on (the query rewrite's history).
+            messages = conversation() if assist is not None else ()
+            search, rewrite_degraded = await search_query(assist, settings, messages, query)
+            result = await recall(
+                store.memories, scope, search, settings, now, engine, assist=assist, echo_of=query
             )
     except TimeoutError:
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
@@ -120,6 +100,9 @@ async def _bounded_recall(
     except Exception as exc:  # memory must never fail a request (docs/ARCHITECTURE.md)
         log.exception("recall failed unexpectedly: %s", type(exc).__name__)
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_error")
+    if rewrite_degraded is None or result.degraded is not None:
+        return result
+    return msgspec.structs.replace(result, degraded=rewrite_degraded)
 
 
 def _timed(
