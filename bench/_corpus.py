@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from bench._locomo import load
@@ -28,29 +29,34 @@ def _data() -> tuple[list[str], list[str], list[str]]:
     return turns, texts, questions
 
 
-def memories(n: int, seed: int = 7) -> list[str]:
-    """``n`` distinct memory texts (see the module docstring)."""
-    turns, texts, _ = _data()
+def _cycled(
+    base: list[str], texts: list[str], n: int, seed: int, vary: Callable[[str, list[str], int], str]
+) -> list[str]:
+    """``base`` cycled to ``n`` items; from the second pass on, item ``i`` is
+    ``vary(item, words of a text of texts chosen by a generator seeded with seed, i)``."""
     rng = random.Random(seed)
     out: list[str] = []
     for i in range(n):
-        base = turns[i % len(turns)]
-        if i >= len(turns):
-            words = texts[rng.randrange(len(texts))].split()
-            base = f"{base} {' '.join(words[len(words) // 2 :])} #{i // len(turns)}"
-        out.append(base)
+        item = base[i % len(base)]
+        if i >= len(base):
+            item = vary(item, texts[rng.randrange(len(texts))].split(), i)
+        out.append(item)
     return out
+
+
+def memories(n: int, seed: int = 7) -> list[str]:
+    """``n`` distinct memory texts (see the module docstring)."""
+    turns, texts, _ = _data()
+
+    def vary(base: str, words: list[str], i: int) -> str:
+        return f"{base} {' '.join(words[len(words) // 2 :])} #{i // len(turns)}"
+
+    return _cycled(turns, texts, n, seed, vary)
 
 
 def queries(n: int, seed: int = 11) -> list[str]:
     """``n`` distinct query texts: LoCoMo questions, then the same with a turn fragment added."""
     _, texts, questions = _data()
-    rng = random.Random(seed)
-    out: list[str] = []
-    for i in range(n):
-        q = questions[i % len(questions)]
-        if i >= len(questions):
-            words = texts[rng.randrange(len(texts))].split()
-            q = f"{q} ({' '.join(words[:6])}, {i})"
-        out.append(q)
-    return out
+    return _cycled(
+        questions, texts, n, seed, lambda q, words, i: f"{q} ({' '.join(words[:6])}, {i})"
+    )

@@ -10,8 +10,10 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+import sqlean
 
 from tests.waiting import READY_TIMEOUT_S, wait_until
 
@@ -90,3 +92,12 @@ def serve(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def db_rows(db_path: str, query: str) -> list[tuple[Any, ...]]:
+    """The rows of ``query`` on the gateway's database, read on a connection of its own."""
+    conn = sqlean.connect(db_path)
+    try:
+        return [tuple(r) for r in conn.execute(query).fetchall()]
+    finally:
+        conn.close()
