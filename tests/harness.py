@@ -29,6 +29,23 @@ def run_sync(coro: Awaitable[T]) -> T:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
+def enqueue_to_redis(db_path: str, redis_url: str, job_name: str, payload: Any) -> str:
+    """Enqueue one job on this run's arq queue as a gateway does; returns its job id."""
+    from services.gateway.app import arq_pool
+    from shared.jobs.queue import ArqQueue
+
+    async def enqueue() -> str:
+        store = await Store.open(db_path)
+        queue = ArqQueue(arq_pool(redis_url, TEST_QUEUE_NAME), store.outbox)
+        try:
+            return await queue.enqueue(job_name, payload)
+        finally:
+            await queue.close()
+            await store.close()
+
+    return asyncio.run(enqueue())
+
+
 class GatewayHarness:
     """A gateway built by ``create_app(settings)`` served by uvicorn in a thread."""
 

@@ -7,7 +7,6 @@ be remembered; neither may be found anywhere once the job has finished.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import cast
@@ -16,10 +15,8 @@ import httpx
 import redis
 
 from shared.jobs.payloads import LEARN, LearnPayload
-from shared.jobs.queue import ArqQueue
-from shared.store import Store
 from tests.fakes.upstream import FakeUpstream
-from tests.harness import TEST_QUEUE_NAME, GatewayHarness
+from tests.harness import GatewayHarness, enqueue_to_redis
 
 SECRET = "ghp_" + "Zq7" * 12  # a GitHub token: redacted before it is stored
 CANARY = "QX7CANARY7XQ"
@@ -63,14 +60,7 @@ def _value(client: redis.Redis, key: bytes) -> bytes:
     return b""
 
 
-def _planted(blob: bytes) -> list[str]:
-    return [t for t in (SECRET, CANARY) if t.encode() in blob]
-
-
-def test_embedded_learn_job_leaves_no_text_in_the_file_or_wal(gateway_factory) -> None:
-    gw: GatewayHarness = gateway_factory(embedding_source="none")
-    _key_id, secret = gw.create_key("rest")
-    messages = [{"role": "user", "content": t} for t in TURNS]
+def _chat(gw: GatewayHarness, secret: str, messages: list[dict[str, str]]) -> None:
     resp = httpx.post(
         gw.base_url + "/v1/chat/completions",
         headers={"authorization": f"Bearer {secret}"},
@@ -78,6 +68,16 @@ def test_embedded_learn_job_leaves_no_text_in_the_file_or_wal(gateway_factory) -
         timeout=60,
     )
     assert resp.status_code == 200
+
+
+def _planted(blob: bytes) -> list[str]:
+    return [t for t in (SECRET, CANARY) if t.encode() in blob]
+
+
+def test_embedded_learn_job_leaves_no_text_in_the_file_or_wal(gateway_factory) -> None:
+    gw: GatewayHarness = gateway_factory(embedding_source="none")
+    _key_id, secret = gw.create_key("rest")
+    _chat(gw, secret, [{"role": "user", "content": t} for t in TURNS])
     db = gw.settings.db_path
     _wait(lambda: any("Haskell" in m.content for m in gw.memories()), 60, "the learn job")
     _wait(lambda: not _planted(_at_rest(db)), 30, "the outbox payload to be scrubbed")
@@ -90,27 +90,16 @@ def test_worker_mode_leaves_no_text_in_redis(
 ) -> None:
     db = str(tmp_path / "w.db")
 
-    async def enqueue() -> None:
-        from services.gateway.app import arq_pool
-
-        store = await Store.open(db)
-        queue = ArqQueue(arq_pool(redis_url, TEST_QUEUE_NAME), store.outbox)
-        try:
-            payload = LearnPayload(
-                owner_id="k1",
-                user_id="",
-                session_id=None,
-                user_turns=TURNS,
-                assistant_text=f"noted {CANARY}",
-                created_at=time.time(),
-                request_id="r1",
-            )
-            await queue.enqueue(LEARN, payload)
-        finally:
-            await queue.close()
-            await store.close()
-
-    asyncio.run(enqueue())
+    payload = LearnPayload(
+        owner_id="k1",
+        user_id="",
+        session_id=None,
+        user_turns=TURNS,
+        assistant_text=f"noted {CANARY}",
+        created_at=time.time(),
+        request_id="r1",
+    )
+    enqueue_to_redis(db, redis_url, LEARN, payload)
     client = redis.Redis.from_url(redis_url)
     try:
         jobs = cast(list[bytes], client.keys("arq:job:*"))
@@ -137,13 +126,7 @@ def test_worker_mode_job_holds_no_turn_older_than_the_job_needs(
             messages.append({"role": "user", "content": turns[i]})
             if i < n - 1:
                 messages.append({"role": "assistant", "content": f"Noted {i}"})
-        resp = httpx.post(
-            gw.base_url + "/v1/chat/completions",
-            headers={"authorization": f"Bearer {secret}"},
-            json={"model": "m", "messages": messages},
-            timeout=60,
-        )
-        assert resp.status_code == 200
+        _chat(gw, secret, messages)
 
     client = redis.Redis.from_url(redis_url)
     try:

@@ -3,7 +3,7 @@ the query rewrite through an OpenAI-compatible provider; both fall back on every
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -22,13 +22,6 @@ DOCS = {
     3: "The launch moved to March",
     4: "Contact me at jane.doe@example.com about the dog",
 }
-
-
-@pytest.fixture(scope="module")
-def reranker() -> Iterator[FakeReranker]:
-    server = FakeReranker().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ Real servers on 127.0.0.1; a DNS stand-in (this machine has no DNS) maps names t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,13 +45,6 @@ def port_of(url: str) -> int:
     port = urlsplit(url).port
     assert port is not None
     return port
-
-
-@pytest.fixture(scope="module")
-def reranker() -> Iterator[FakeReranker]:
-    server = FakeReranker().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
