@@ -12,14 +12,18 @@ job payload at rest (Redis, the embedded outbox row) never holds the user's olde
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+from shared.errors import StoreError
 from shared.jobs.payloads import LearnPayload
 from shared.models import Scope
 from shared.new_turns import prefix_ids
 from shared.store.cursors import CursorStore
 from shared.turn_context import AFTER, REACH, assistant_replies
+
+log = logging.getLogger("mnemogate.learning")
 
 #: Characters of the upstream's answer carried as context of the last turn.
 MAX_ANSWER_CHARS = 4000
@@ -59,7 +63,8 @@ async def learn_payload(
     """The learn job of one exchange with only the text the job needs (:func:`kept_from`).
 
     Args:
-        cursors: the learning cursors (one indexed read of the newest ``window + 1`` prefixes).
+        cursors: the learning cursors (one indexed read of the newest ``window + 1`` prefixes;
+            when it fails, the cursor is taken as 0: the text of the whole window is sent).
         scope: owner, end user and session of the request.
         user_turns: every user input text of the request, oldest first.
         conversation: the request's user and assistant messages as ``{"role", "content"}``
@@ -68,16 +73,17 @@ async def learn_payload(
         window: ``learn_max_turns``.
         created_at: request time, unix seconds.
         request_id: the request's id.
-
-    Raises:
-        StoreError: the cursor could not be read.
     """
     prefixes = prefix_ids(user_turns)
     total = len(user_turns)
     first = max(0, total - max(1, window))
-    learned = await cursors.learned_prefix(
-        scope.owner_id, scope.user_id, prefixes[max(0, first - 1) :]
-    )
+    try:
+        learned = await cursors.learned_prefix(
+            scope.owner_id, scope.user_id, prefixes[max(0, first - 1) :]
+        )
+    except StoreError as exc:  # the job re-reads it; send the whole window rather than nothing
+        log.warning("learn cursor unreadable, the payload keeps the window: %s", exc)
+        learned = 0
     kept = kept_from(total, learned, window)
     return LearnPayload(
         owner_id=scope.owner_id,

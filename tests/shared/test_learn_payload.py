@@ -157,3 +157,12 @@ async def test_learning_from_the_minimal_payload_writes_what_the_whole_history_w
         await learn(minimal, await minimal_payload(minimal, 12))
         assert await rows(minimal) == await rows(whole)
         assert await rows(whole)  # something was learned
+
+
+async def test_an_unreadable_cursor_sends_the_window(job_context) -> None:
+    async with job_context("broken") as jc:
+        await learn(jc, full_payload(10))
+        await jc.store.writer.execute("DROP TABLE learn_cursors")  # a read now fails
+        payload = await minimal_payload(jc, 12)
+    assert payload.kept_from == 1  # as with no cursor: the window of 8 and its context
+    assert marks_in(payload) == set(range(1, 12))
