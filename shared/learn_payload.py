@@ -5,9 +5,10 @@ learning cursor (at most the newest ``learn_max_turns``) and reads the neighbour
 search context of those turns and of the turns just before them (:mod:`shared.turn_context`). The
 payload carries the text of exactly those turns; every older user turn and assistant reply is
 ``""`` (its index is kept so the job's arithmetic is unchanged), and the cursor's content hashes
-(:func:`shared.new_turns.prefix_ids`) travel instead of the text they are computed from. So a
-job payload at rest (Redis, the embedded outbox row) never holds the user's older history
-(docs/ARCHITECTURE.md, "Learning").
+(:func:`shared.new_turns.prefix_ids`) of the prefixes the job looks up or marks travel instead of
+the text they are computed from (older ones are ``""`` too). So a job payload at rest (Redis, the
+embedded outbox row) never holds the user's older history (docs/ARCHITECTURE.md, "Job payloads
+at rest").
 """
 
 from __future__ import annotations
@@ -85,12 +86,13 @@ async def learn_payload(
         log.warning("learn cursor unreadable, the payload keeps the window: %s", exc)
         learned = 0
     kept = kept_from(total, learned, window)
+    hashed = min(kept, max(0, first - 1))  # the job's cursor lookup starts at first - 1
     return LearnPayload(
         owner_id=scope.owner_id,
         user_id=scope.user_id,
         session_id=scope.session_id,
         user_turns=[""] * kept + user_turns[kept:],
-        prefixes=prefixes,
+        prefixes=[""] * hashed + prefixes[hashed:],
         kept_from=kept,
         replies=assistant_replies(conversation, keep_last=total - kept),
         assistant_text=assistant_text[:MAX_ANSWER_CHARS] if kept < total else "",

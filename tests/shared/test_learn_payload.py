@@ -23,6 +23,7 @@ from shared.jobs.payloads import LearnPayload
 from shared.learn_payload import kept_from, learn_payload
 from shared.learning import learn
 from shared.models import Scope
+from shared.new_turns import prefix_ids
 from shared.retrieval import retention_of
 from shared.runtime import assemble_job_context, in_process_queue
 from shared.runtime_settings import RuntimeSettings
@@ -128,7 +129,8 @@ async def test_payload_after_the_cursor_holds_no_older_turn(job_context) -> None
     assert payload.kept_from == 7
     assert payload.user_turns[:7] == [""] * 7 and payload.replies[:7] == [""] * 7
     assert marks_in(payload) == set(range(7, 12))
-    assert len(payload.prefixes) == 12  # the cursor's hashes of every prefix, not the text
+    # the cursor's hashes of the prefixes the job looks up (from first - 1 = 3) and marks
+    assert payload.prefixes == [""] * 3 + prefix_ids(USERS[:12])[3:]
 
 
 async def test_payload_of_a_long_new_chat_holds_only_the_window(job_context) -> None:
