@@ -3,18 +3,18 @@
 * Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
   in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
   runs the build; concurrent requests for the same owner share one load.
-* Freshness: a background watcher reads the feed (one ``SELECT MAX(seq)``, and when it moved,
-  the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted ones
-  tombstoned) within :data:`WATCH_S` of the source's change hint moving (SQLite: a ``stat`` of
-  the write-ahead log, which every commit of every process touches) and every
-  ``freshness_s / 2``; a request itself reads the feed only when the last read started
-  ``freshness_s`` (default 0.2 s) ago or more and a synchronous probe of the source
-  (:meth:`RecallSource.has_changes_after`) finds something newer than what is applied, so every
-  recall starting ``freshness_s`` after a commit sees it, and in practice the next one does.
+* Freshness: every recall reflects every write committed (by any process) before it started.
+  :meth:`OwnerCache.fresh` answers from the cache at once only while the source's change hint
+  (SQLite: the wal-index header, which every commit of every process rewrites) equals the one
+  taken when the last completed feed read started, and that read started less than
+  ``freshness_s`` (default 0.2 s) ago; otherwise a synchronous probe of the source
+  (:meth:`RecallSource.has_changes_after`) decides whether the feed must be read first. A
+  background watcher reads the feed (one ``since`` query; the new changes grouped per cached
+  owner: current rows re-read and re-indexed, deleted ones tombstoned) within :data:`WATCH_S`
+  of the hint moving and every ``freshness_s / 2``, so requests rarely wait for a read.
   A write committed by this process (any path through
   ``shared.store.connection.transaction`` on the store's writer) marks the cache stale, so
-  this process's next recall reads the feed first: a delete is honoured by the deleting
-  process at once and by every other process within ``freshness_s``.
+  this process's next recall reads the feed first.
 * Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
   owners are evicted first (the owner being answered is never evicted).
 * An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
