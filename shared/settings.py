@@ -128,7 +128,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_context_weight: float = 0.25
     #: Byte budget of the per-process recall cache (least recently used owners are evicted).
     recall_cache_mb: int = 512
-    #: A recall reads the change feed first when it was last read longer ago than this.
+    #: A recall probes the change feed first when it was last read longer ago than this (ms;
+    #: sooner whenever another process committed); access counters may lag by this much.
     recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"

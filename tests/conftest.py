@@ -18,7 +18,7 @@ import redis
 
 from tests.fakes.upstream import FakeUpstream
 from tests.harness import TEST_QUEUE_NAME, GatewayHarness
-from tests.waiting import READY_TIMEOUT_S
+from tests.waiting import READY_TIMEOUT_S, TEST_RECALL_TIMEOUT_MS
 
 REDIS_URL = os.environ.get("MNEMOGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 
@@ -51,7 +51,7 @@ def gateway_factory(tmp_path, upstream) -> Iterator[object]:
         overrides.setdefault("static_table_autobuild", False)
         # recall must not be cut by its 250 ms production budget on a loaded test machine;
         # tests of the budget itself set their own
-        overrides.setdefault("recall_timeout_ms", 60_000)
+        overrides.setdefault("recall_timeout_ms", TEST_RECALL_TIMEOUT_MS)
         gw = GatewayHarness(overrides).start()
         started.append(gw)
         return gw

@@ -18,6 +18,11 @@ T = TypeVar("T")
 READY_TIMEOUT_S = float(os.environ.get("MNEMOGATE_TEST_READY_TIMEOUT_S", "120"))
 """Upper bound of every readiness wait in the suite, in seconds."""
 
+TEST_RECALL_TIMEOUT_MS = 60_000
+"""Recall budget (``recall_timeout_ms``) of every test gateway whose test does not check the
+budget itself: the 250 ms production default, or even 10 s, can run out on a loaded machine
+and turn a slow recall into a missing injection."""
+
 _FIRST_INTERVAL_S = 0.01
 _MAX_INTERVAL_S = 0.2
 

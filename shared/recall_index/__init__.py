@@ -119,7 +119,8 @@ def build_keyword_index(settings: Settings, store: Store) -> KeywordIndex:
     """A keyword index over ``store`` that sees this process's commits at once.
 
     A keyword index over ``store`` that sees this process's commits at once (commit hook on
-    the store's writer) and other processes' within ``recall_freshness_ms``.
+    the store's writer) and other processes' by the next recall that starts after they
+    committed (see :class:`OwnerCache`).
     """
     cache = OwnerCache(
         SqliteSource(store.reader, store.path, shared_with_writer=store.reader is store.writer),

@@ -3,18 +3,18 @@
 * Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
   in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
   runs the build; concurrent requests for the same owner share one load.
-* Freshness: a background watcher reads the feed (one ``SELECT MAX(seq)``, and when it moved,
-  the new changes, grouped per cached owner: current rows re-read and re-indexed, deleted ones
-  tombstoned) within :data:`WATCH_S` of the source's change hint moving (SQLite: a ``stat`` of
-  the write-ahead log, which every commit of every process touches) and every
-  ``freshness_s / 2``; a request itself reads the feed only when the last read started
-  ``freshness_s`` (default 0.2 s) ago or more and a synchronous probe of the source
-  (:meth:`RecallSource.has_changes_after`) finds something newer than what is applied, so every
-  recall starting ``freshness_s`` after a commit sees it, and in practice the next one does.
+* Freshness: every recall reflects every write committed (by any process) before it started.
+  :meth:`OwnerCache.fresh` answers from the cache at once only while the source's change hint
+  (SQLite: the wal-index header, which every commit of every process rewrites) equals the one
+  taken when the last completed feed read started, and that read started less than
+  ``freshness_s`` (default 0.2 s) ago; otherwise a synchronous probe of the source
+  (:meth:`RecallSource.has_changes_after`) decides whether the feed must be read first. A
+  background watcher reads the feed (one ``since`` query; the new changes grouped per cached
+  owner: current rows re-read and re-indexed, deleted ones tombstoned) within :data:`WATCH_S`
+  of the hint moving and every ``freshness_s / 2``, so requests rarely wait for a read.
   A write committed by this process (any path through
   ``shared.store.connection.transaction`` on the store's writer) marks the cache stale, so
-  this process's next recall reads the feed first: a delete is honoured by the deleting
-  process at once and by every other process within ``freshness_s``.
+  this process's next recall reads the feed first.
 * Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
   owners are evicted first (the owner being answered is never evicted).
 * An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
@@ -89,42 +89,49 @@ class OwnerCache:
         self.stale = True
 
     async def fresh(self) -> None:
-        """Make the cache fresh enough to answer.
+        """Make the cache reflect every write committed before this call.
 
-        Make the cache fresh enough to answer: read the feed now when this process committed
-        a write since the last read or the last read started ``freshness_s`` ago or more; else
-        answer from the cache at once (a background watcher reads the feed within
-        :data:`WATCH_S` of any commit signalled by the source's change hint).
+        Make the cache reflect every write committed (by any process) before this call: answer
+        from the cache at once when the source's change hint is what it was when the last
+        completed feed read started (nothing was committed since) and that read started less
+        than ``freshness_s`` ago; else when a synchronous probe finds no change after what is
+        applied (access counters aside: they may lag by ``freshness_s``); else read the feed
+        now. A write of this process marks the cache stale, which forces the read. A background
+        watcher reads the feed within :data:`WATCH_S` of the hint moving, so requests rarely
+        wait for a read.
 
         Raises:
             StoreError: the feed could not be read.
         """
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.ensure_future(self._watch())
-        if not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
-            return
+        requested = time.monotonic()
         if not self.stale and self.applied >= 0:
-            # Nothing after what is applied (a read in progress has not advanced ``applied``
-            # past what it is applying): the cache is as fresh as a feed read started now.
-            started = time.monotonic()
-            if self.source.has_changes_after(self.applied) is False:
-                self.polled_at = max(self.polled_at, started)
+            hint = self.source.change_hint()
+            if hint == self._hint and requested - self.polled_at < self.freshness_s:
                 return
-        await self._read_feed(force=True)
+            # A read in progress has not advanced ``applied`` past what it is applying, so
+            # "nothing after applied" means the cache is as fresh as a read started now.
+            if self.source.has_changes_after(self.applied) is False:
+                self._hint = hint  # taken before the probe: a later commit moves it again
+                return
+        await self._read_feed(requested)
 
-    async def _read_feed(self, *, force: bool) -> None:
+    async def _read_feed(self, requested: float | None) -> None:
+        """Read the feed, unless a read that started at or after ``requested`` completed."""
         async with self._lock:
-            if force and not self.stale and time.monotonic() - self.polled_at < self.freshness_s:
-                return  # another task read the feed while this one waited
+            if requested is not None and not self.stale and self.polled_at >= requested:
+                return  # another task's read started after this request: it saw every commit
             started = time.monotonic()
             self.stale = False
-            self._hint = self.source.change_hint()  # before the read: later commits change it
+            hint = self.source.change_hint()  # before the read: later commits change it
             try:
                 await self._poll()
             except BaseException:
                 self.stale = True
                 raise
             self.polled_at = started
+            self._hint = hint
         if started - self._pruned_at > PRUNE_EVERY_S:
             self._pruned_at = started
             self._spawn(self._prune())
@@ -141,7 +148,7 @@ class OwnerCache:
             old = time.monotonic() - self.polled_at >= self.freshness_s / 2
             if (moved or old) and not self._lock.locked():
                 try:
-                    await self._read_feed(force=False)
+                    await self._read_feed(None)
                 except Exception as exc:  # e.g. the store closed: stop; a request restarts it
                     log.info("change-feed watcher stopped: %s", exc)
                     return

@@ -23,6 +23,11 @@ from shared.store.recall_rows import Change, IndexedRow
 
 __all__ = ["RecallSource", "SqliteSource"]
 
+WAL_INDEX_HEADER_BYTES = 48
+"""Bytes of the first copy of SQLite's wal-index header at the start of the ``-shm`` file
+(https://sqlite.org/walformat.html, "The WAL-Index Format"): its change counter, frame count
+and salts change on every commit of every connection, before the commit returns."""
+
 
 class RecallSource(Protocol):
     """The change feed and row access the in-memory recall index is built from."""
@@ -30,14 +35,15 @@ class RecallSource(Protocol):
     def change_hint(self) -> object:
         """A cheap, local value that changes whenever the store may have new changes.
 
-        A cheap, local value that changes whenever the store may have new changes (no I/O
-        beyond a ``stat``), or None when the source has none (then only the freshness window
-        applies).
+        A cheap, local value (no I/O beyond reading a few bytes of a local file) that differs
+        from every earlier value once any write was committed after that earlier value was
+        taken, or None when the source has none (then only the freshness window applies).
         """
 
     def has_changes_after(self, after: int) -> bool | None:
         """Whether a change with ``seq > after`` exists, read synchronously and cheaply.
 
+        Access-counter changes (``op`` ``a``) are ignored: they need not be seen at once.
         None when the source cannot tell without a round trip (callers then read the feed).
         """
 
@@ -81,26 +87,34 @@ class SqliteSource:
 
     def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
         self.conn = conn
-        self.wal = None if path == ":memory:" else path + "-wal"
+        self.path = None if path == ":memory:" else path
+        self.shm = None if path == ":memory:" else path + "-shm"
         self.shared_with_writer = shared_with_writer
-        self._txn = asyncio.Lock()  # one explicit transaction at a time on the connection
+        # One explicit transaction at a time on the connection, and no feed read inside one:
+        # a statement run while a snapshot's read transaction is open would see that snapshot,
+        # not the commits made since (a change missed although committed before the read).
+        self._txn = asyncio.Lock()
         self._peek: Any = None  # read-only probe connection, opened on first use
+        self._shm_fd: int | None = None  # the wal-index file, opened on first use
 
     def change_hint(self) -> object:
-        """``(mtime_ns, size, inode)`` of the database's write-ahead log.
+        """The first copy of the wal-index header (:data:`WAL_INDEX_HEADER_BYTES` bytes).
 
-        ``(mtime_ns, size, inode)`` of the database's write-ahead log: every commit, by any
-        process, appends to it (or restarts it after a checkpoint), so an unchanged value means
-        nothing new was committed since the last look, up to the file system's timestamp
-        granularity (the freshness window covers that rare case).
+        Every commit, by any process, rewrites the wal-index header (in the ``-shm`` file, the
+        shared memory of every connection to the database) before it returns, so an unchanged
+        header means nothing was committed since the last look. Exact, unlike the write-ahead
+        log's ``stat`` (file timestamps are coarse and the log keeps its size once it restarted
+        after a checkpoint, which can hide a commit). One ``pread`` (about 5 microseconds on a
+        loaded 2-core machine, a third of a ``stat`` there); the file stays open.
         """
-        if self.wal is None:
+        if self.shm is None:
             return None
         try:
-            st = os.stat(self.wal)
+            if self._shm_fd is None:
+                self._shm_fd = os.open(self.shm, os.O_RDONLY)
+            return os.pread(self._shm_fd, WAL_INDEX_HEADER_BYTES, 0)
         except OSError:
             return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def has_changes_after(self, after: int) -> bool | None:
         """See :meth:`RecallSource.has_changes_after`.
@@ -111,30 +125,33 @@ class SqliteSource:
         Raises:
             StoreError: the database failed.
         """
-        if self.wal is None:
+        if self.path is None:
             return None
         if self._peek is None:
-            self._peek = recall_rows.open_peek(self.wal[: -len("-wal")])
+            self._peek = recall_rows.open_peek(self.path)
         return recall_rows.has_changes_after(self._peek, after)
 
     async def head(self) -> int:
         """See :meth:`RecallSource.head`."""
-        return await recall_rows.feed_head(self.conn)
+        async with self._txn:
+            return await recall_rows.feed_head(self.conn)
 
     async def tail(self) -> int:
         """See :meth:`RecallSource.tail`."""
-        return await recall_rows.feed_tail(self.conn)
+        async with self._txn:
+            return await recall_rows.feed_tail(self.conn)
 
     async def since(self, after: int, limit: int) -> list[Change]:
         """See :meth:`RecallSource.since`."""
-        return await recall_rows.changes_since(self.conn, after, limit)
+        async with self._txn:
+            return await recall_rows.changes_since(self.conn, after, limit)
 
     async def snapshot(self, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
         """See :meth:`RecallSource.snapshot`."""
-        if self.shared_with_writer:
-            head = await recall_rows.feed_head(self.conn)
-            return head, await recall_rows.rows_of_owner(self.conn, owner_id)
         async with self._txn:
+            if self.shared_with_writer:
+                head = await recall_rows.feed_head(self.conn)
+                return head, await recall_rows.rows_of_owner(self.conn, owner_id)
             return await recall_rows.load_owner(self.conn, owner_id)
 
     def decode(self, rows: Sequence[Sequence[Any]]) -> list[IndexedRow]:
@@ -143,11 +160,13 @@ class SqliteSource:
 
     async def rows(self, ids: Sequence[int]) -> dict[int, IndexedRow]:
         """See :meth:`RecallSource.rows`."""
-        return await recall_rows.rows_by_id(self.conn, ids)
+        async with self._txn:
+            return await recall_rows.rows_by_id(self.conn, ids)
 
     async def access(self, ids: Sequence[int]) -> dict[int, tuple[int, float | None]]:
         """See :meth:`RecallSource.access`."""
-        return await recall_rows.access_by_id(self.conn, ids)
+        async with self._txn:
+            return await recall_rows.access_by_id(self.conn, ids)
 
     async def prune(self, older_than: float, keep_last: int) -> int:
         """See :meth:`RecallSource.prune`."""
@@ -155,7 +174,10 @@ class SqliteSource:
             return await recall_rows.prune_changes(self.conn, older_than, keep_last)
 
     async def close(self) -> None:
-        """Close the probe connection (the main connection belongs to the store)."""
+        """Close the probe connection and file (the main connection belongs to the store)."""
         if self._peek is not None:
             self._peek.close()
             self._peek = None
+        if self._shm_fd is not None:
+            os.close(self._shm_fd)
+            self._shm_fd = None

@@ -93,11 +93,14 @@ def open_peek(path: str) -> Any:
 def has_changes_after(conn: Any, after: int) -> bool:
     """Whether the feed holds a change with ``seq > after`` (a fresh read snapshot).
 
+    Access-counter changes (``op`` ``a``) do not count: recall need not see them at once, and
+    every injection writes one, so counting them would make most probes answer True.
+
     Raises:
         StoreError: the database failed.
     """
     with store_errors("probing the change feed"):
-        sql = "SELECT 1 FROM memory_changes WHERE seq > ? LIMIT 1"
+        sql = "SELECT 1 FROM memory_changes WHERE seq > ? AND op <> 'a' LIMIT 1"
         row = conn.execute(sql, (after,)).fetchone()
     return row is not None
 

@@ -96,7 +96,10 @@ def test_headers_report_injection(gateway, upstream):
     key_id, secret = gateway.create_key()
     client = client_for(gateway, secret)
     chat(client, TEACH, stream=False, session="a")
-    gateway.wait_for_memories(lambda ms: any("Alice" in m.content for m in ms), owner_id=key_id)
+    # embedded too: the vector leg answers only once the memory has its vector
+    gateway.wait_for_memories(
+        lambda ms: any("Alice" in m.content and not m.needs_reindex for m in ms), owner_id=key_id
+    )
     resp = httpx.post(
         gateway.base_url + "/v1/chat/completions",
         headers={"authorization": f"Bearer {secret}"},

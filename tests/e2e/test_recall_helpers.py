@@ -18,6 +18,7 @@ from tests.e2e.test_recall_echo_cases import injected_block, send, user
 from tests.fakes.rerank import FakeReranker
 from tests.fakes.upstream import FakeUpstream
 from tests.harness import GatewayHarness
+from tests.waiting import TEST_RECALL_TIMEOUT_MS
 
 MEMORIES = [
     "User keeps a dog at home",
@@ -53,7 +54,7 @@ def test_rerank_orders_the_injected_memories(gateway_factory, upstream, reranker
         retrieval_strategy="exact",
         rerank_url=reranker.url,
         rerank_model="rr",
-        recall_timeout_ms=10_000,
+        recall_timeout_ms=TEST_RECALL_TIMEOUT_MS,
         rerank_timeout_ms=8000,
     )
     key_id, secret = gw.create_key()
@@ -79,7 +80,7 @@ def test_rerank_failure_keeps_the_fused_order(gateway_factory, upstream, reranke
     gw = gateway_factory(
         retrieval_strategy="exact",
         rerank_url=reranker.url,
-        recall_timeout_ms=10_000,
+        recall_timeout_ms=TEST_RECALL_TIMEOUT_MS,
         # a timeout the slow reranker always misses; room for a loaded machine otherwise
         rerank_timeout_ms=300 if fault == "slow" else 8000,
     )
@@ -123,7 +124,7 @@ def rewrite_gateway(gateway_factory: Any) -> GatewayHarness:
         retrieval_strategy="exact",
         query_rewrite_provider="default",
         query_rewrite_model="rw",
-        recall_timeout_ms=10_000,
+        recall_timeout_ms=TEST_RECALL_TIMEOUT_MS,
         query_rewrite_timeout_ms=8000,
     )
 

@@ -22,12 +22,13 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.fakes.upstream import FakeUpstream
 from tests.harness import TEST_QUEUE_NAME, GatewayHarness
 from tests.lifecycle_seed import fts_rows, query
+from tests.waiting import TEST_RECALL_TIMEOUT_MS
 
 CHAT = "/v1/chat/completions"
 GYM = "I go to the gym on Elm Street"
 BERLIN = "I live in Berlin"
 #: A loaded CI machine must not turn a slow first recall into a missing injection.
-SLOW_OK = {"recall_timeout_ms": 10_000}
+SLOW_OK = {"recall_timeout_ms": TEST_RECALL_TIMEOUT_MS}
 
 
 def say(

@@ -15,6 +15,7 @@ from shared.rerank import RERANK_ERROR, RERANK_TIMEOUT, parse_rerank, reranked_o
 from shared.sensitive_patterns import build_detector
 from shared.settings import load_providers, load_settings
 from tests.fakes.rerank import FakeReranker
+from tests.waiting import TEST_RECALL_TIMEOUT_MS
 
 DOCS = {
     1: "User likes hiking in the Alps",
@@ -35,7 +36,7 @@ async def assist(reranker, upstream) -> AsyncIterator[RecallAssist]:
 
 
 def rerank_settings(reranker: FakeReranker, **kw: Any):
-    kw.setdefault("recall_timeout_ms", 10_000)
+    kw.setdefault("recall_timeout_ms", TEST_RECALL_TIMEOUT_MS)
     return load_settings(
         {}, rerank_url=reranker.url, rerank_model="rr-1", rerank_api_key="rk", **kw
     )
@@ -103,7 +104,7 @@ def rewrite_settings(**kw: Any):
         {},
         query_rewrite_provider="default",
         query_rewrite_model="rw-1",
-        recall_timeout_ms=10_000,
+        recall_timeout_ms=TEST_RECALL_TIMEOUT_MS,
         **kw,
     )
 

@@ -48,7 +48,6 @@ def test_worker_applies_capture_turns_change_without_restart(
             and any(m.category != "turn" and "Berlin" in m.content for m in ms)
         ),
         owner_id=key_id,
-        timeout_s=30,
     )
 
     r = httpx.put(
@@ -64,7 +63,6 @@ def test_worker_applies_capture_turns_change_without_restart(
     memories = gw.wait_for_memories(
         lambda ms: any(m.category != "turn" and "Paris" in m.content for m in ms),
         owner_id=key_id,
-        timeout_s=30,
     )
     assert not any(m.category == "turn" and "Paris" in m.content for m in memories)
     assert worker.poll() is None  # still the same running process

@@ -19,6 +19,7 @@ from redis import Redis
 
 from tests.fakes.tcp_proxy import PausableProxy
 from tests.fakes.upstream import free_port
+from tests.waiting import READY_TIMEOUT_S
 from tests.workers.test_learning_faults import (
     enqueue_all,
     learn_payload,
@@ -29,8 +30,9 @@ from tests.workers.test_learning_faults import (
 )
 
 #: Seconds a worker may take to exit after SIGTERM: its own bounds (2 s per Redis call at
-#: shutdown) plus process start-up noise on a loaded machine; a hung worker never exits.
-EXIT_WITHIN_S = 20
+#: shutdown; 2.2-7.4 s measured under load) plus scheduling noise on a loaded machine (20 s
+#: was exceeded there); a hung worker never exits, so the suite's wait bound serves.
+EXIT_WITHIN_S = READY_TIMEOUT_S
 
 
 def _wait_started(log: Path) -> None:

@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from tests.harness import GatewayHarness
+from tests.waiting import TEST_RECALL_TIMEOUT_MS
 
 ANTHROPIC_KEY_ENV = "MNEMOGATE_TEST_ANTHROPIC_KEY"
 
@@ -36,7 +37,7 @@ def formats_gateway(gateway_factory, upstream, tmp_path, monkeypatch) -> Iterato
 
     def make(**overrides: Any) -> GatewayHarness:
         overrides.setdefault("providers_file", str(providers))
-        overrides.setdefault("recall_timeout_ms", 10_000)
+        overrides.setdefault("recall_timeout_ms", TEST_RECALL_TIMEOUT_MS)
         return gateway_factory(**overrides)
 
     yield make

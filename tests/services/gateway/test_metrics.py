@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from services.gateway.observe import with_request_id
 from tests.fakes.upstream import FakeUpstream, free_port
 from tests.harness import GatewayHarness
+from tests.waiting import READY_TIMEOUT_S, wait_until
 
 ADMIN = "metrics-admin-token"
 
@@ -78,11 +78,11 @@ def test_metrics_after_real_traffic(gateway_factory: Any, upstream: FakeUpstream
     assert r.status_code == 200
     r = chat(gw, secret, "I moved to Porto last year")  # learned in the background
     assert r.headers.get("x-mnemogate-memory-degraded") == "recall_timeout"
-    deadline = time.monotonic() + 30  # learning runs in the background (embedded mode)
-    after = scrape(gw)
-    while time.monotonic() < deadline and not total(after, "mnemogate_jobs_total", job="learn"):
-        time.sleep(0.1)
-        after = scrape(gw)
+    # learning runs in the background (embedded mode)
+    after = wait_until(
+        lambda: s if total(s := scrape(gw), "mnemogate_jobs_total", job="learn") else None,
+        what="the learn job counted",
+    )
 
     def delta(name: str, **labels: str) -> float:
         return total(after, name, **labels) - total(before, name, **labels)
@@ -146,19 +146,17 @@ def test_worker_metrics_port(tmp_path: Path, worker_process: Any, redis_url: str
     db = str(tmp_path / "w.db")
     port = free_port()
     proc = worker_process(db, "--metrics-port", str(port), metrics_access="open")
-    deadline = time.monotonic() + 60
-    body = ""
-    while time.monotonic() < deadline:
+
+    def metrics() -> str | None:
         assert proc.poll() is None, "worker exited"
         try:
-            r = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+            r = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=READY_TIMEOUT_S)
         except httpx.TransportError:
-            time.sleep(0.1)
-            continue
-        if r.status_code == 200 and "mnemogate_job_queue_depth" in r.text:
-            body = r.text
-            break
-        time.sleep(0.1)
+            return None
+        ok = r.status_code == 200 and "mnemogate_job_queue_depth" in r.text
+        return r.text if ok else None
+
+    body = wait_until(metrics, what="the worker's metrics port")
     scrape = samples(body)
     assert value(scrape, "mnemogate_job_queue_depth") == 0
     assert value(scrape, "mnemogate_memories_stored") == 0

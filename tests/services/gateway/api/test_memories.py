@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, Api, client
+from tests.waiting import wait_until
 
 
 def add(http, content: str, **fields: object) -> dict:
     r = http.post("/api/memory", json={"content": content, **fields})
     assert r.status_code in (200, 201), r.text
     return r.json()
+
+
+def wait_embedded(http, *memories: dict) -> None:
+    """Poll until every memory has its vector (the embedding job runs after the write)."""
+
+    def embedded() -> bool:
+        got = [http.get(f"/api/memory/{m['id']}").json() for m in memories]
+        return not any(m["needs_reindex"] for m in got)
+
+    wait_until(embedded, what="memories embedded")
 
 
 def test_create_get_update_delete(api: Api) -> None:
@@ -142,7 +153,8 @@ def test_offset_is_validated_and_export_refuses_paging(api: Api) -> None:
 
 def test_search_preview_uses_recall(api: Api) -> None:
     tea = add(api.a.http, "I like green tea in the morning", category="preference")
-    add(api.a.http, "The deploy runs on Fridays", category="fact")
+    deploy = add(api.a.http, "The deploy runs on Fridays", category="fact")
+    wait_embedded(api.a.http, tea, deploy)  # else the vector leg has nothing yet: tier fts5
     r = api.a.http.post(
         "/api/memory/search-preview", json={"query": "what tea do I like?", "budget": 500}
     )

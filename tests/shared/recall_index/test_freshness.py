@@ -1,0 +1,73 @@
+"""Freshness of the recall cache: a write committed by ANOTHER connection (another process in
+production: a worker, a second gateway, an admin import) before a recall starts is seen by that
+recall, however recently the cache last read the change feed.
+
+The other connection is a real :class:`Store` on its own thread and event loop. Its write runs
+while this test's event loop is blocked waiting for it, so the cache's background watcher cannot
+notice the write before the recall starts: the recall itself must find it. The freshness window
+is the largest the settings allow (1 s), so every recall here starts well inside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from shared.models import NewMemory, Scope
+from shared.recall_index import KeywordIndex, build_keyword_index
+from shared.settings import load_settings
+from shared.store import Store
+
+T = TypeVar("T")
+SCOPE = Scope(owner_id="o1")
+
+
+class OtherConnection:
+    """A :class:`Store` on its own thread and loop; :meth:`call` blocks the caller's loop."""
+
+    def __init__(self, path: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.store: Store = self.call(Store.open(path))
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.call(self.store.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
+async def contents(index: KeywordIndex, word: str) -> set[str]:
+    hits = await index.search(SCOPE, word, limit=100, now=2e9, retention=None)
+    return {m.content for m, _ in hits}
+
+
+async def test_a_write_of_another_connection_is_seen_by_the_next_recall(tmp_path: Path) -> None:
+    path = str(tmp_path / "f.db")
+    store = await Store.open(path)
+    index = build_keyword_index(load_settings({}, db_path=path, recall_freshness_ms=1000), store)
+    other = OtherConnection(path)
+    try:
+        await store.writes.upsert(NewMemory(owner_id="o1", content="zebra zero"))
+        assert await contents(index, "zebra") == {"zebra zero"}  # warm: owner loaded, feed read
+        expected = {"zebra zero"}
+        for n in range(1, 21):
+            # blocks this loop: no feed read can happen between the commit and the recall
+            other.call(other.store.writes.upsert(NewMemory(owner_id="o1", content=f"zebra {n}")))
+            expected.add(f"zebra {n}")
+            assert await contents(index, "zebra") == expected, f"write {n} not seen"
+        memory = other.call(other.store.writes.upsert(NewMemory(owner_id="o1", content="yak")))[0]
+        assert await contents(index, "yak") == {"yak"}
+        other.call(other.store.writes.delete(memory.public_id))
+        assert await contents(index, "yak") == set()  # a delete elsewhere: honoured at once
+    finally:
+        other.close()
+        await index.close()
+        await store.close()
