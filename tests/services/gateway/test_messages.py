@@ -210,7 +210,7 @@ def test_s1_stream_error_passed_through_in_anthropic_shape(formats_gateway, upst
         "error": {"type": "overloaded_error", "message": "Overloaded"},
     }
     upstream.fail_status = None
-    ask(anthropic_client(gw, secret), "I prefer Rust", stream=True)
+    list(ask(anthropic_client(gw, secret), "I prefer Rust", stream=True))  # read to the end
     items = gw.wait_for_memories(lambda ms: any("Rust" in m.content for m in ms), key_id)
     assert not any("Quentin" in m.content for m in items)
 
