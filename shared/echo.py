@@ -13,10 +13,11 @@ and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "R
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from shared.fts_query import query_terms
 
@@ -26,6 +27,10 @@ T = TypeVar("T")
 QUESTION_ECHO_CONTAINMENT = 0.5
 #: Terms compared per text (a pasted document is never an echo of a short query).
 MAX_ECHO_TERMS = 256
+#: Memory texts whose echo features are kept per process (an LRU keyed by the text itself, so an
+#: edited memory is a new entry). Sized like the recall caches: a few thousand memories recalled
+#: again and again by one gateway process; about 2 x the text size per entry.
+ECHO_CACHE_SIZE = 16_384
 
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
 _QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
@@ -80,10 +85,59 @@ def is_question_or_request(text: str) -> bool:
     return all(_is_question_sentence(s) or _REQUEST_RE.search(s) for s in sentences)
 
 
+_WORD_RE = re.compile(r"\w+")
+
+
 def _normalised(text: str) -> str:
-    """Case-folded NFKC words of ``text`` (letters and digits only), space-joined."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.findall(r"\w+", folded))
+    """Case-folded NFKC words of ``text`` (letters and digits only), space-joined.
+
+    ASCII text skips the normalisation (NFKC leaves ASCII unchanged and ``casefold`` equals
+    ``lower`` on it).
+    """
+    folded = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_WORD_RE.findall(folded))
+
+
+class _EchoText(NamedTuple):
+    """What :func:`is_echo` needs of a memory text, computed once per text."""
+
+    #: :func:`_normalised` of the text.
+    words: str
+    #: :func:`is_question_or_request` of the text.
+    asks: bool
+    #: Its search terms (at most :data:`MAX_ECHO_TERMS`) when ``asks``, else empty.
+    terms: frozenset[str]
+
+
+@functools.lru_cache(maxsize=ECHO_CACHE_SIZE)
+def _echo_text(content: str) -> _EchoText:
+    """The echo features of the memory text ``content`` (memoised: recalled texts repeat)."""
+    asks = is_question_or_request(content)
+    terms = frozenset(query_terms(content, MAX_ECHO_TERMS)) if asks else frozenset()
+    return _EchoText(_normalised(content), asks, terms)
+
+
+class _Query:
+    """The query side of :func:`is_echo`, computed once for every memory compared with it."""
+
+    __slots__ = ("_terms", "query", "words")
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.words = _normalised(query)
+        self._terms: frozenset[str] | None = None
+
+    def echoed_by(self, content: str) -> bool:
+        """:func:`is_echo` of ``content`` against this query."""
+        text = _echo_text(content)
+        if self.words and self.words == text.words:
+            return True
+        if not text.asks or not text.terms:
+            return False
+        if self._terms is None:
+            self._terms = frozenset(query_terms(self.query, MAX_ECHO_TERMS))
+        shared = text.terms & self._terms
+        return len(shared) >= QUESTION_ECHO_CONTAINMENT * len(text.terms)
 
 
 def is_echo(query: str, content: str) -> bool:
@@ -94,18 +148,10 @@ def is_echo(query: str, content: str) -> bool:
     :data:`QUESTION_ECHO_CONTAINMENT` of whose search terms (:func:`shared.fts_query.query_terms`)
     occur in the query: a stored question carries no answer, so its only effect on a similar query
     would be to take a place and set the floor. A statement that shares its terms with a question
-    ("I live in Berlin" for "Do I live in Berlin?") is the answer, never an echo. Pure.
+    ("I live in Berlin" for "Do I live in Berlin?") is the answer, never an echo. Pure (the
+    features of ``content`` are memoised per text).
     """
-    q = _normalised(query)
-    if q and q == _normalised(content):
-        return True
-    if not is_question_or_request(content):
-        return False
-    terms = set(query_terms(content, MAX_ECHO_TERMS))
-    if not terms:
-        return False
-    shared = terms.intersection(query_terms(query, MAX_ECHO_TERMS))
-    return len(shared) >= QUESTION_ECHO_CONTAINMENT * len(terms)
+    return _Query(query).echoed_by(content)
 
 
 def drop_echoes(
@@ -122,6 +168,8 @@ def drop_echoes(
         content_of: memory text by rowid; a candidate whose id is absent is kept.
         id_of: the rowid of a candidate.
 
-    Call it before the relative floor is computed, so an echo never sets the floor. Pure.
+    Call it before the relative floor is computed, so an echo never sets the floor. Pure; the
+    query is analysed once per call and each memory text once per process.
     """
-    return [c for c in candidates if not is_echo(query, content_of.get(id_of(c), ""))]
+    q = _Query(query)
+    return [c for c in candidates if not q.echoed_by(content_of.get(id_of(c), ""))]
