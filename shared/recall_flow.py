@@ -19,7 +19,7 @@ import msgspec
 from shared.engine import Engine
 from shared.errors import MnemogateError
 from shared.forget_terms import without_named
-from shared.injection import RecalledMemory, format_memory_block
+from shared.memory_block import RecalledMemory, block_of_lines, memory_line
 from shared.metrics import note_recall
 from shared.models import Scope
 from shared.query_bound import bound_query
@@ -33,14 +33,23 @@ from shared.store import Store
 log = logging.getLogger("mnemogate.recall")
 
 
-@functools.lru_cache(maxsize=16_384)
-def _redacted(detector: SensitiveDetector, text: str) -> str:
-    """``detector.redact(text)``, memoised per (detector, text).
+#: Rendered block lines kept per process (an LRU keyed by the memory's text, date and category,
+#: so an edited memory is a new entry): about 2 x the text size each, a few MB at most.
+LINE_CACHE_SIZE = 16_384
 
-    Recalled texts repeat across requests, so redaction runs once per memory text rather than on
-    every request.
+
+@functools.lru_cache(maxsize=LINE_CACHE_SIZE)
+def _line(
+    detector: SensitiveDetector | None, content: str, created_at: float, category: str
+) -> str:
+    """The block line of one memory (:func:`shared.memory_block.memory_line`), memoised.
+
+    ``content`` is redacted by ``detector`` first (None: not redacted). Recalled memories repeat
+    across requests, so redaction and sanitising run once per memory text and process rather
+    than on every request.
     """
-    return detector.redact(text)
+    text = content if detector is None else detector.redact(content)
+    return memory_line(RecalledMemory(content=text, created_at=created_at, category=category))
 
 
 async def _assisted_recall(
@@ -199,15 +208,8 @@ async def recall_block_untimed(
         return outcome
     result = outcome
     memories = without_named(forget, result.memories)  # a forget request's target is left out
-    recalled = [
-        RecalledMemory(
-            content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
-            created_at=m.created_at,
-            category=m.category,
-        )
-        for m in memories
-    ]
-    block = format_memory_block(recalled) if recalled else ""
+    redact = detector if settings.sensitive_filter else None
+    block = block_of_lines([_line(redact, m.content, m.created_at, m.category) for m in memories])
     return RecalledBlock(
         block=block,
         memory_ids=[m.id for m in memories] if block else [],
