@@ -17,7 +17,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from shared.fts_query import query_terms
 
@@ -27,9 +27,9 @@ T = TypeVar("T")
 QUESTION_ECHO_CONTAINMENT = 0.5
 #: Terms compared per text (a pasted document is never an echo of a short query).
 MAX_ECHO_TERMS = 256
-#: Memory texts whose echo features are kept per process (an LRU keyed by the text itself, so an
-#: edited memory is a new entry). Sized like the recall caches: a few thousand memories recalled
-#: again and again by one gateway process; about 2 x the text size per entry.
+#: Memory texts whose question terms are kept per process (an LRU keyed by the text itself, so an
+#: edited memory is a new entry; a statement keeps an empty set). Sized like the block-line cache
+#: of :mod:`shared.recall_flow`.
 ECHO_CACHE_SIZE = 16_384
 
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
@@ -56,11 +56,6 @@ _PLEASANTRY_RE = re.compile(
 )
 
 
-def _sentences(text: str) -> list[str]:
-    """Non-empty sentences of ``text`` (split after ``. ! ? 。！？`` and at newlines)."""
-    return [s.strip() for s in _SENTENCE_RE.findall(text) if s.strip()]
-
-
 def _is_question_sentence(sentence: str) -> bool:
     """A sentence that ends in ``?`` and states nothing about the user in a clause of its own."""
     if not _QUESTION_END_RE.search(sentence):
@@ -79,10 +74,15 @@ def is_question_or_request(text: str) -> bool:
     not. English rules: another language's question without ``?`` counts as a statement (it is
     captured, as before). Empty text → False. Pure; never raises.
     """
-    sentences = [s for s in _sentences(text) if not _PLEASANTRY_RE.match(s)]
-    if not sentences:
-        return False
-    return all(_is_question_sentence(s) or _REQUEST_RE.search(s) for s in sentences)
+    seen = False  # sentences: split after ``. ! ? 。！？`` and at newlines
+    for match in _SENTENCE_RE.finditer(text):  # stops at the first statement
+        sentence = match.group().strip()
+        if not sentence or _PLEASANTRY_RE.match(sentence):
+            continue
+        if not (_is_question_sentence(sentence) or _REQUEST_RE.search(sentence)):
+            return False
+        seen = True
+    return seen
 
 
 _WORD_RE = re.compile(r"\w+")
@@ -98,46 +98,57 @@ def _normalised(text: str) -> str:
     return " ".join(_WORD_RE.findall(folded))
 
 
-class _EchoText(NamedTuple):
-    """What :func:`is_echo` needs of a memory text, computed once per text."""
-
-    #: :func:`_normalised` of the text.
-    words: str
-    #: :func:`is_question_or_request` of the text.
-    asks: bool
-    #: Its search terms (at most :data:`MAX_ECHO_TERMS`) when ``asks``, else empty.
-    terms: frozenset[str]
-
-
 @functools.lru_cache(maxsize=ECHO_CACHE_SIZE)
-def _echo_text(content: str) -> _EchoText:
-    """The echo features of the memory text ``content`` (memoised: recalled texts repeat)."""
-    asks = is_question_or_request(content)
-    terms = frozenset(query_terms(content, MAX_ECHO_TERMS)) if asks else frozenset()
-    return _EchoText(_normalised(content), asks, terms)
+def _asked_terms(content: str) -> frozenset[str]:
+    """The search terms of a question or request, else an empty set; memoised.
+
+    Terms of ``content`` (:func:`shared.fts_query.query_terms`, at most :data:`MAX_ECHO_TERMS`)
+    when it is a question or request (:func:`is_question_or_request`). Recalled texts repeat.
+    """
+    if not is_question_or_request(content):
+        return frozenset()
+    return frozenset(query_terms(content, MAX_ECHO_TERMS))
 
 
 class _Query:
     """The query side of :func:`is_echo`, computed once for every memory compared with it."""
 
-    __slots__ = ("_terms", "query", "words")
+    __slots__ = ("_terms", "edges", "query", "words")
 
     def __init__(self, query: str) -> None:
         self.query = query
         self.words = _normalised(query)
+        words = self.words.split(" ")
+        self.edges = (words[0], words[-1])
         self._terms: frozenset[str] | None = None
+
+    def same_words(self, content: str) -> bool:
+        """Whether ``content`` has exactly the query's words (:func:`_normalised`).
+
+        ASCII text is first checked cheaply: its words are at most as long as itself and hold
+        the query's first and last word (no normalisation when either fails).
+        """
+        if not self.words:
+            return False
+        if not content.isascii():
+            return _normalised(content) == self.words
+        if len(content) < len(self.words):
+            return False
+        lowered = content.lower()
+        if self.edges[0] not in lowered or self.edges[1] not in lowered:
+            return False
+        return " ".join(_WORD_RE.findall(lowered)) == self.words
 
     def echoed_by(self, content: str) -> bool:
         """:func:`is_echo` of ``content`` against this query."""
-        text = _echo_text(content)
-        if self.words and self.words == text.words:
+        if self.same_words(content):
             return True
-        if not text.asks or not text.terms:
+        terms = _asked_terms(content)
+        if not terms:
             return False
         if self._terms is None:
             self._terms = frozenset(query_terms(self.query, MAX_ECHO_TERMS))
-        shared = text.terms & self._terms
-        return len(shared) >= QUESTION_ECHO_CONTAINMENT * len(text.terms)
+        return len(terms & self._terms) >= QUESTION_ECHO_CONTAINMENT * len(terms)
 
 
 def is_echo(query: str, content: str) -> bool:
