@@ -25,9 +25,11 @@ from shared.models import Scope
 from shared.query_bound import bound_query
 from shared.ranking import estimate_tokens
 from shared.recall_assist import RecallAssist, search_query
+from shared.recall_index import KeywordIndex
 from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
+from shared.settings_checks import MAX_FRESHNESS_MS
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
@@ -132,6 +134,29 @@ async def recall_block(
     return recalled
 
 
+#: How old the cache's last completed change-feed read may be when waiting for a newer one
+#: exceeds the recall budget: the bound of ``recall_freshness_ms`` (another process's write or
+#: delete is seen within a second).
+STALE_OK_S = MAX_FRESHNESS_MS / 1000
+
+
+async def _feed_waited(keywords: KeywordIndex, budget_s: float) -> bool:
+    """Wait (at most ``budget_s``) for the keyword cache to be fresh; False = answer without it.
+
+    Waiting for the change feed (one indexed read, but its answer queues behind every request in
+    flight on a busy loop) gets its own window: the recall budget measures recall work, not the
+    event loop's queue (docs/ARCHITECTURE.md, "Recall engine"). When the window runs out, the
+    cache still answers if it holds every commit of this process and its last feed read started
+    less than :data:`STALE_OK_S` ago (:meth:`KeywordIndex.fresh_within`); else False.
+    """
+    try:
+        async with asyncio.timeout(budget_s):
+            await keywords.fresh()
+    except TimeoutError:
+        return keywords.fresh_within(STALE_OK_S)
+    return True
+
+
 async def _bounded_recall(
     store: Store,
     scope: Scope,
@@ -146,12 +171,8 @@ async def _bounded_recall(
     try:
         budget_s = settings.recall_timeout_ms / 1000
         keywords = engine.keywords if engine is not None else None
-        if keywords is not None:
-            # Waiting for the change feed (one indexed read, but its answer queues behind every
-            # request in flight on a busy loop) gets its own window: the recall budget measures
-            # recall work, not the event loop's queue (docs/ARCHITECTURE.md, "Recall engine").
-            async with asyncio.timeout(budget_s):
-                await keywords.fresh()
+        if keywords is not None and not await _feed_waited(keywords, budget_s):
+            return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
         # asyncio.timeout runs recall inline in this task: a warm in-memory recall with nothing
         # to await finishes without yielding to the loop (asyncio.wait_for would add a task and
         # two loop hops per request, each a full round of the requests in flight).
