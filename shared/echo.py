@@ -13,6 +13,7 @@ and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "R
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,10 @@ T = TypeVar("T")
 QUESTION_ECHO_CONTAINMENT = 0.5
 #: Terms compared per text (a pasted document is never an echo of a short query).
 MAX_ECHO_TERMS = 256
+#: Memory texts whose question terms are kept per process (an LRU keyed by the text itself, so an
+#: edited memory is a new entry; a statement keeps an empty set). Sized like the block-line cache
+#: of :mod:`shared.recall_flow`.
+ECHO_CACHE_SIZE = 16_384
 
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
 _QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
@@ -51,11 +56,6 @@ _PLEASANTRY_RE = re.compile(
 )
 
 
-def _sentences(text: str) -> list[str]:
-    """Non-empty sentences of ``text`` (split after ``. ! ? 。！？`` and at newlines)."""
-    return [s.strip() for s in _SENTENCE_RE.findall(text) if s.strip()]
-
-
 def _is_question_sentence(sentence: str) -> bool:
     """A sentence that ends in ``?`` and states nothing about the user in a clause of its own."""
     if not _QUESTION_END_RE.search(sentence):
@@ -74,16 +74,81 @@ def is_question_or_request(text: str) -> bool:
     not. English rules: another language's question without ``?`` counts as a statement (it is
     captured, as before). Empty text → False. Pure; never raises.
     """
-    sentences = [s for s in _sentences(text) if not _PLEASANTRY_RE.match(s)]
-    if not sentences:
-        return False
-    return all(_is_question_sentence(s) or _REQUEST_RE.search(s) for s in sentences)
+    seen = False  # sentences: split after ``. ! ? 。！？`` and at newlines
+    for match in _SENTENCE_RE.finditer(text):  # stops at the first statement
+        sentence = match.group().strip()
+        if not sentence or _PLEASANTRY_RE.match(sentence):
+            continue
+        if not (_is_question_sentence(sentence) or _REQUEST_RE.search(sentence)):
+            return False
+        seen = True
+    return seen
+
+
+_WORD_RE = re.compile(r"\w+")
 
 
 def _normalised(text: str) -> str:
-    """Case-folded NFKC words of ``text`` (letters and digits only), space-joined."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.findall(r"\w+", folded))
+    """Case-folded NFKC words of ``text`` (letters and digits only), space-joined.
+
+    ASCII text skips the normalisation (NFKC leaves ASCII unchanged and ``casefold`` equals
+    ``lower`` on it).
+    """
+    folded = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_WORD_RE.findall(folded))
+
+
+@functools.lru_cache(maxsize=ECHO_CACHE_SIZE)
+def _asked_terms(content: str) -> frozenset[str]:
+    """The search terms of a question or request, else an empty set; memoised.
+
+    Terms of ``content`` (:func:`shared.fts_query.query_terms`, at most :data:`MAX_ECHO_TERMS`)
+    when it is a question or request (:func:`is_question_or_request`). Recalled texts repeat.
+    """
+    if not is_question_or_request(content):
+        return frozenset()
+    return frozenset(query_terms(content, MAX_ECHO_TERMS))
+
+
+class _Query:
+    """The query side of :func:`is_echo`, computed once for every memory compared with it."""
+
+    __slots__ = ("_terms", "edges", "query", "words")
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.words = _normalised(query)
+        words = self.words.split(" ")
+        self.edges = (words[0], words[-1])
+        self._terms: frozenset[str] | None = None
+
+    def same_words(self, content: str) -> bool:
+        """Whether ``content`` has exactly the query's words (:func:`_normalised`).
+
+        ASCII text is first checked cheaply: its words are at most as long as itself and hold
+        the query's first and last word (no normalisation when either fails).
+        """
+        if not self.words:
+            return False
+        if not content.isascii():
+            return _normalised(content) == self.words
+        if len(content) < len(self.words):
+            return False
+        lowered = content.lower()
+        if self.edges[0] not in lowered or self.edges[1] not in lowered:
+            return False
+        return " ".join(_WORD_RE.findall(lowered)) == self.words
+
+    def echoed_by(self, content: str) -> bool:
+        """:func:`is_echo` of ``content`` against this query."""
+        if self.same_words(content):
+            return True
+        terms = _asked_terms(content)
+        if not terms:
+            return False
+        if self._terms is None:
+            self._terms = frozenset(query_terms(self.query, MAX_ECHO_TERMS))
+        return len(terms & self._terms) >= QUESTION_ECHO_CONTAINMENT * len(terms)
 
 
 def is_echo(query: str, content: str) -> bool:
@@ -94,18 +159,10 @@ def is_echo(query: str, content: str) -> bool:
     :data:`QUESTION_ECHO_CONTAINMENT` of whose search terms (:func:`shared.fts_query.query_terms`)
     occur in the query: a stored question carries no answer, so its only effect on a similar query
     would be to take a place and set the floor. A statement that shares its terms with a question
-    ("I live in Berlin" for "Do I live in Berlin?") is the answer, never an echo. Pure.
+    ("I live in Berlin" for "Do I live in Berlin?") is the answer, never an echo. Pure (the
+    features of ``content`` are memoised per text).
     """
-    q = _normalised(query)
-    if q and q == _normalised(content):
-        return True
-    if not is_question_or_request(content):
-        return False
-    terms = set(query_terms(content, MAX_ECHO_TERMS))
-    if not terms:
-        return False
-    shared = terms.intersection(query_terms(query, MAX_ECHO_TERMS))
-    return len(shared) >= QUESTION_ECHO_CONTAINMENT * len(terms)
+    return _Query(query).echoed_by(content)
 
 
 def drop_echoes(
@@ -122,6 +179,8 @@ def drop_echoes(
         content_of: memory text by rowid; a candidate whose id is absent is kept.
         id_of: the rowid of a candidate.
 
-    Call it before the relative floor is computed, so an echo never sets the floor. Pure.
+    Call it before the relative floor is computed, so an echo never sets the floor. Pure; the
+    query is analysed once per call and each memory text once per process.
     """
-    return [c for c in candidates if not is_echo(query, content_of.get(id_of(c), ""))]
+    q = _Query(query)
+    return [c for c in candidates if not q.echoed_by(content_of.get(id_of(c), ""))]

@@ -19,29 +19,40 @@ import msgspec
 from shared.engine import Engine
 from shared.errors import MnemogateError
 from shared.forget_terms import without_named
-from shared.injection import RecalledMemory, format_memory_block
+from shared.memory_block import RecalledMemory, block_of_lines, memory_line
 from shared.metrics import note_recall
 from shared.models import Scope
 from shared.query_bound import bound_query
 from shared.ranking import estimate_tokens
 from shared.recall_assist import RecallAssist, search_query
+from shared.recall_index import KeywordIndex
 from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
+from shared.settings_checks import MAX_FRESHNESS_MS
 from shared.store import Store
 
 log = logging.getLogger("mnemogate.recall")
 _P = ParamSpec("_P")
 
 
-@functools.lru_cache(maxsize=16_384)
-def _redacted(detector: SensitiveDetector, text: str) -> str:
-    """``detector.redact(text)``, memoised per (detector, text).
+#: Rendered block lines kept per process (an LRU keyed by the memory's text, date and category,
+#: so an edited memory is a new entry): about 2 x the text size each, a few MB at most.
+LINE_CACHE_SIZE = 16_384
 
-    Recalled texts repeat across requests, so redaction runs once per memory text rather than on
-    every request.
+
+@functools.lru_cache(maxsize=LINE_CACHE_SIZE)
+def _line(
+    detector: SensitiveDetector | None, content: str, created_at: float, category: str
+) -> str:
+    """The block line of one memory (:func:`shared.memory_block.memory_line`), memoised.
+
+    ``content`` is redacted by ``detector`` first (None: not redacted). Recalled memories repeat
+    across requests, so redaction and sanitising run once per memory text and process rather
+    than on every request.
     """
-    return detector.redact(text)
+    text = content if detector is None else detector.redact(content)
+    return memory_line(RecalledMemory(content=text, created_at=created_at, category=category))
 
 
 class RecalledBlock(msgspec.Struct, kw_only=True):
@@ -59,6 +70,29 @@ class RecalledBlock(msgspec.Struct, kw_only=True):
     tokens: int = 0
 
 
+#: How old the cache's last completed change-feed read may be when waiting for a newer one
+#: exceeds the recall budget: the bound of ``recall_freshness_ms`` (another process's write or
+#: delete is seen within a second).
+STALE_OK_S = MAX_FRESHNESS_MS / 1000
+
+
+async def _feed_waited(keywords: KeywordIndex, budget_s: float) -> bool:
+    """Wait (at most ``budget_s``) for the keyword cache to be fresh; False = answer without it.
+
+    Waiting for the change feed (one indexed read, but its answer queues behind every request in
+    flight on a busy loop) gets its own window: the recall budget measures recall work, not the
+    event loop's queue (docs/ARCHITECTURE.md, "Recall engine"). When the window runs out, the
+    cache still answers if it holds every commit of this process and its last feed read started
+    less than :data:`STALE_OK_S` ago (:meth:`KeywordIndex.fresh_within`); else False.
+    """
+    try:
+        async with asyncio.timeout(budget_s):
+            await keywords.fresh()
+    except TimeoutError:
+        return keywords.fresh_within(STALE_OK_S)
+    return True
+
+
 async def _bounded_recall(
     store: Store,
     scope: Scope,
@@ -73,12 +107,8 @@ async def _bounded_recall(
     try:
         budget_s = settings.recall_timeout_ms / 1000
         keywords = engine.keywords if engine is not None else None
-        if keywords is not None:
-            # Waiting for the change feed (one indexed read, but its answer queues behind every
-            # request in flight on a busy loop) gets its own window: the recall budget measures
-            # recall work, not the event loop's queue (docs/ARCHITECTURE.md, "Recall engine").
-            async with asyncio.timeout(budget_s):
-                await keywords.fresh()
+        if keywords is not None and not await _feed_waited(keywords, budget_s):
+            return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
         # asyncio.timeout runs recall inline in this task: a warm in-memory recall with nothing
         # to await finishes without yielding to the loop (asyncio.wait_for would add a task and
         # two loop hops per request, each a full round of the requests in flight).
@@ -169,15 +199,8 @@ async def recall_block(
         return outcome
     result = outcome
     memories = without_named(forget, result.memories)  # a forget request's target is left out
-    recalled = [
-        RecalledMemory(
-            content=_redacted(detector, m.content) if settings.sensitive_filter else m.content,
-            created_at=m.created_at,
-            category=m.category,
-        )
-        for m in memories
-    ]
-    block = format_memory_block(recalled) if recalled else ""
+    redact = detector if settings.sensitive_filter else None
+    block = block_of_lines([_line(redact, m.content, m.created_at, m.category) for m in memories])
     return RecalledBlock(
         block=block,
         memory_ids=[m.id for m in memories] if block else [],

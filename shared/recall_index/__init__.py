@@ -16,6 +16,8 @@ implementation), ``cache`` (LRU of owners kept fresh from the feed). See docs/AR
 
 from __future__ import annotations
 
+import time
+
 from shared.models import GLOBAL_OWNER, Memory, Scope
 from shared.recall_index.analysis import query_tokens
 from shared.recall_index.cache import OwnerCache
@@ -41,6 +43,24 @@ class KeywordIndex:
 
     def __init__(self, cache: OwnerCache) -> None:
         self.cache = cache
+        #: Commits of this process so far (:meth:`note_commit`) and how many of them a completed
+        #: :meth:`fresh` has seen.
+        self.commits = 0
+        self.seen_commits = 0
+
+    def note_commit(self) -> None:
+        """Count one commit of this process (a store commit hook)."""
+        self.commits += 1
+
+    def fresh_within(self, max_age_s: float) -> bool:
+        """Whether the cache may answer without waiting for the change feed (no I/O).
+
+        True when a completed :meth:`fresh` has seen every commit of this process and the last
+        completed feed read started less than ``max_age_s`` seconds ago (so another process's
+        change is missing for at most that long).
+        """
+        age = time.monotonic() - self.cache.polled_at
+        return self.seen_commits == self.commits and age < max_age_s
 
     @property
     def params(self) -> Bm25Params:
@@ -82,7 +102,9 @@ class KeywordIndex:
         Raises:
             StoreError: the change feed could not be read.
         """
+        commits = self.commits
         await self.cache.fresh()
+        self.seen_commits = max(self.seen_commits, commits)
 
     def cached(self, scope: Scope, ids: list[int]) -> dict[int, Memory]:
         """Live memories among ``ids`` that the cache already holds for ``scope``'s partitions.
@@ -129,4 +151,6 @@ def build_keyword_index(settings: Settings, store: Store) -> KeywordIndex:
         freshness_s=settings.recall_freshness_ms / 1000,
     )
     on_commit(store.writer, cache.mark_stale)
-    return KeywordIndex(cache)
+    index = KeywordIndex(cache)
+    on_commit(store.writer, index.note_commit)
+    return index

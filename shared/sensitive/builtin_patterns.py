@@ -36,6 +36,32 @@ _TOKEN_RE = re.compile(
     re.DOTALL,
 )
 
+#: Literals one of which every match of :data:`_TOKEN_RE` contains (its alternatives' case-sensitive
+#: prefixes): text holding none of them is not scanned with it.
+_TOKEN_HINTS = (
+    "-----BEGIN",
+    "eyJ",
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "AIza",
+    "AKIA",
+    "ASIA",
+    "AGPA",
+    "AIDA",
+    "AROA",
+    "AIPA",
+    "ANPA",
+    "ANVA",
+    "ABIA",
+    "ACCA",
+)
+
 # ``aws_secret_access_key = "…40 chars…"``: only the value is the finding.
 _AWS_SECRET_RE = re.compile(
     r"(?i:aws_?secret(?:_?access)?_?key)[\"']?\s{0,5}[:=]\s{0,5}[\"']?"
@@ -50,6 +76,9 @@ _CREDENTIAL_RE = re.compile(
     r"(?:\s{1,3}(?i:is|was|=|:)|\s{0,3}[:=])\s{0,3}[\"'`]?(?P<v>[^\s\"'`]{2,128})"
 )
 _CREDENTIAL_HINT_RE = re.compile(r"(?i)pass|pin|pwd|secret|code")
+#: The first letters of every keyword of :data:`_CREDENTIAL_RE`: lower-case ASCII text holding
+#: none of them is not scanned with it (other text is pre-checked by the case-folding regex).
+_CREDENTIAL_HINTS = ("pass", "pin", "pwd", "secret", "security", "access", "locker", "door")
 
 _EMAIL_RE = re.compile(
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}+@"
@@ -73,6 +102,9 @@ _IBAN_RE = re.compile(
 )
 
 _HAS_DIGIT_RE = re.compile(r"\d")
+#: What every alternative of :data:`_PHONE_RE` contains: ``+`` and a digit, ``(ddd)``, or
+#: ``ddd`` and a separator before three more digits.
+_PHONE_HINT_RE = re.compile(r"\+\d|\(\d{3}\)|\d{3}[ .-]\d{3}")
 
 
 _IBAN_PREFIX = 4  # country code + check digits: a cut there leaves no account number
@@ -93,19 +125,29 @@ def _iban_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 
 
 _Validator = Callable[[str], bool]
-_NUMERIC: tuple[tuple[str, re.Pattern[str], _Validator | None], ...] = (
-    ("card", _CARD_RE, card_ok),
-    ("ssn", _SSN_RE, None),
-    ("phone", _PHONE_RE, phone_ok),
+#: (kind, regex, validator, the fewest digits a finding holds: a text with fewer is not scanned).
+#: Cards 13 (:data:`_CARD_RE`), SSNs 9, phones 8 (``phone_ok``: E.164 8..15, NANP 10..11).
+_NUMERIC: tuple[tuple[str, re.Pattern[str], _Validator | None, int], ...] = (
+    ("card", _CARD_RE, card_ok, 13),
+    ("ssn", _SSN_RE, None, 9),
+    ("phone", _PHONE_RE, phone_ok, 8),
 )
+_DIGITS = "0123456789"
 
 
 def _scan_labelled(text: str, found: list[Finding]) -> None:
     """AWS secrets after their label, and credentials stated in words."""
-    if "=" in text or ":" in text:
+    # the label is matched ignoring case; only ASCII text can be pre-checked by its lower case
+    # ("ſ" matches "s" under IGNORECASE)
+    if ("=" in text or ":" in text) and ("aws" in text.lower() or not text.isascii()):
         for m in _AWS_SECRET_RE.finditer(text):
             found.append(Finding("aws_key", m.start("v"), m.end("v")))
-    if _CREDENTIAL_HINT_RE.search(text) is not None:
+    if text.isascii():
+        lowered = text.lower()
+        hinted = any(hint in lowered for hint in _CREDENTIAL_HINTS)
+    else:
+        hinted = _CREDENTIAL_HINT_RE.search(text) is not None
+    if hinted:
         for m in _CREDENTIAL_RE.finditer(text):
             value = m.group("v").rstrip(".,;!?)")
             if value:
@@ -116,7 +158,11 @@ def _scan_numeric(text: str, found: list[Finding]) -> None:
     """Cards, SSNs, phones (validated) and IBANs (longest valid prefix)."""
     if _HAS_DIGIT_RE.search(text) is None:
         return
-    for kind, regex, ok in _NUMERIC:
+    # ``\d`` is any decimal digit: counted as ASCII when the text is ASCII, else by the regex
+    digits = sum(map(text.count, _DIGITS)) if text.isascii() else len(_HAS_DIGIT_RE.findall(text))
+    for kind, regex, ok, fewest in _NUMERIC:
+        if digits < fewest or (kind == "phone" and _PHONE_HINT_RE.search(text) is None):
+            continue
         for m in regex.finditer(text):
             if ok is None or ok(m.group()):
                 found.append(Finding(kind, m.start(), m.end()))
@@ -128,8 +174,9 @@ def _scan_numeric(text: str, found: list[Finding]) -> None:
 
 def scan_builtin(text: str, found: list[Finding]) -> None:
     """Append every built-in finding in ``text`` to ``found`` (unsorted, may overlap)."""
-    for m in _TOKEN_RE.finditer(text):
-        found.append(Finding(m.lastgroup or "secret", m.start(), m.end()))
+    if any(hint in text for hint in _TOKEN_HINTS):
+        for m in _TOKEN_RE.finditer(text):
+            found.append(Finding(m.lastgroup or "secret", m.start(), m.end()))
     _scan_labelled(text, found)
     if "@" in text:
         for m in _EMAIL_RE.finditer(text):

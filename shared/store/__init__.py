@@ -45,7 +45,7 @@ class Store:
         self.memories = MemoryStore(reader)
         self.writes = MemoryStore(writer)
         self.contexts = ContextStore(writer)
-        self.keys = ApiKeyStore(writer, reader)
+        self.keys = ApiKeyStore(writer, reader, path)
         self.outbox = OutboxStore(writer)
         self.events = EventStore(writer)
         self.cursors = CursorStore(writer)

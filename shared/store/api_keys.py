@@ -3,13 +3,20 @@
 Secrets are ``mg-`` + 40 URL-safe random characters (240 bits); only their SHA-256 is stored, so a
 leaked database does not leak usable keys. SHA-256 without a salt is adequate for high-entropy
 random tokens (unlike passwords, they cannot be brute-forced from the hash).
+
+Authentication remembers its answers per process (:class:`_AuthCache`): an answer is reused only
+while nothing was committed to the database since it was read (the write-ahead log's
+``stat`` is unchanged) and for at most :data:`AUTH_CACHE_S`; a revoke or update through this
+store forgets every answer at once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +32,12 @@ KEY_COLUMNS = (
 )
 #: Fields :meth:`ApiKeyStore.update` may change.
 UPDATABLE = ("recall_enabled", "learn_enabled", "max_memories", "max_bytes")
+#: Longest a remembered authentication answer is used (seconds): the bound when a commit by
+#: another process leaves the write-ahead log's ``stat`` unchanged (timestamp granularity, a
+#: log restarted at the same size), the same order as the recall index's freshness window.
+AUTH_CACHE_S = 1.0
+#: Distinct secrets remembered per process (least recently used first out; ~0.5 KB each).
+AUTH_CACHE_SIZE = 1024
 
 
 def _bool(value: Any) -> bool | None:
@@ -56,16 +69,79 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
+def _wal_stat(path: str) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` of ``path``'s write-ahead log, None when it has none."""
+    try:
+        st = os.stat(path + "-wal")
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class _AuthCache:
+    """Authentication answers by secret hash, valid while the database is unchanged.
+
+    Every commit, by any process, appends to the write-ahead log (or restarts it), so an
+    unchanged ``(mtime, size, inode)`` means no key was created, revoked or updated since the
+    answer was read; :data:`AUTH_CACHE_S` bounds the rare case the ``stat`` misses a commit.
+    ``path`` None or ``":memory:"``: nothing is remembered across connections' changes except
+    through :meth:`clear` (a ``:memory:`` database has no other connection).
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._answers: OrderedDict[str, tuple[ApiKey | None, object, float]] = OrderedDict()
+
+    def hint(self) -> object:
+        """The database's change hint now; None = do not remember (no write-ahead log)."""
+        if self.path is None:
+            return None
+        if self.path == ":memory:":
+            return ()
+        return _wal_stat(self.path)
+
+    def get(self, digest: str) -> tuple[bool, ApiKey | None]:
+        """``(True, answer)`` when a still-valid answer for ``digest`` is remembered."""
+        found = self._answers.get(digest)
+        if found is None:
+            return False, None
+        key, hint, read_at = found
+        if time.monotonic() - read_at >= AUTH_CACHE_S or hint != self.hint():
+            del self._answers[digest]
+            return False, None
+        return True, key
+
+    def put(self, digest: str, key: ApiKey | None, hint: object, read_at: float) -> None:
+        """Remember ``key`` as the answer for ``digest``, read under ``hint`` at ``read_at``."""
+        if hint is None:
+            return
+        self._answers[digest] = (key, hint, read_at)
+        self._answers.move_to_end(digest)
+        while len(self._answers) > AUTH_CACHE_SIZE:
+            self._answers.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every answer (a key changed through this process)."""
+        self._answers.clear()
+
+
 class ApiKeyStore:
     """Async access to ``api_keys``.
 
     Writes on ``conn``, lookups on ``reader`` (default ``conn``) so that authentication on the
-    request path never queues behind background writes.
+    request path never queues behind background writes. ``path``: the database file, which lets
+    :meth:`authenticate` remember its answers (see the module docstring); None = always read.
     """
 
-    def __init__(self, conn: aiosqlite.Connection, reader: aiosqlite.Connection | None = None):
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        reader: aiosqlite.Connection | None = None,
+        path: str | None = None,
+    ):
         self.conn = conn
         self.reader = reader or conn
+        self._auth = _AuthCache(path)
 
     async def create(self, name: str, now: float | None = None) -> tuple[ApiKey, str]:
         """Create a key named ``name``; returns (record, secret). The secret is not stored."""
@@ -85,6 +161,7 @@ class ApiKeyStore:
                     "VALUES (?,?,?,?,?)",
                     (key.id, key.name, hash_secret(secret), key.prefix, key.created_at),
                 )
+        self._auth.clear()
         return key, secret
 
     async def list(self) -> list[ApiKey]:
@@ -118,6 +195,7 @@ class ApiKeyStore:
         unknown = set(changes) - set(UPDATABLE)
         if unknown:
             raise ValueError(f"not updatable: {sorted(unknown)}")
+        self._auth.clear()
         if changes:
             sets = ", ".join(f"{name} = ?" for name in changes)
             values = [None if v is None else int(v) for v in changes.values()]
@@ -144,18 +222,26 @@ class ApiKeyStore:
                 )
                 changed = cur.rowcount
                 await cur.close()
+        self._auth.clear()
         return changed > 0
 
     async def authenticate(self, secret: str) -> ApiKey | None:
-        """The active key whose secret is ``secret``, else None (constant work per lookup)."""
+        """The active key whose secret is ``secret``, else None (constant work per lookup).
+
+        A remembered answer is reused while the database is unchanged (module docstring).
+        """
+        digest = hash_secret(secret)
+        known, key = self._auth.get(digest)
+        if known:
+            return key
+        hint, read_at = self._auth.hint(), time.monotonic()  # before the read: later commits count
         with store_errors("authenticating"):
             _rows = list(
                 await self.reader.execute_fetchall(
                     f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
-                    (hash_secret(secret),),
+                    (digest,),
                 )
             )
-            r = _rows[0] if _rows else None
-        if r is None:
-            return None
-        return row_to_key(r)
+        key = row_to_key(_rows[0]) if _rows else None
+        self._auth.put(digest, key, hint, read_at)
+        return key

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+import unicodedata
 
-from shared.echo import drop_echoes, is_echo, is_question_or_request
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.echo import (
+    MAX_ECHO_TERMS,
+    QUESTION_ECHO_CONTAINMENT,
+    drop_echoes,
+    is_echo,
+    is_question_or_request,
+)
+from shared.fts_query import query_terms
 
 
 @pytest.mark.parametrize(
@@ -62,3 +74,58 @@ def test_drop_echoes_keeps_order_and_unknown_ids():
     content = {1: "What is my dog called?", 2: "My dog is called Rex", 3: "I walk my dog daily"}
     kept = drop_echoes("What is my dog called?", [3, 1, 2, 9], content, lambda i: i)
     assert kept == [3, 2, 9]
+
+
+def _reference_is_echo(query: str, content: str) -> bool:
+    """The rule of :func:`is_echo` computed the plain way (no pre-checks, no memo)."""
+
+    def words(text: str) -> str:
+        return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+
+    if words(query) and words(query) == words(content):
+        return True
+    if not is_question_or_request(content):
+        return False
+    terms = set(query_terms(content, MAX_ECHO_TERMS))
+    if not terms:
+        return False
+    shared = terms.intersection(query_terms(query, MAX_ECHO_TERMS))
+    return len(shared) >= QUESTION_ECHO_CONTAINMENT * len(terms)
+
+
+_WORDS = [
+    "What",
+    "is",
+    "my",
+    "dog",
+    "called",
+    "Rex",
+    "?",
+    "!",
+    ".",
+    "Please",
+    "tell",
+    "me",
+    "I",
+    "live",
+    "in",
+    "Berlin",
+    "ﬁle",
+    "file",
+    "Straße",
+    "STRASSE",
+    "  ",
+    "\n",
+    "Hi",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=6)), max_size=8),
+    st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=6)), max_size=8),
+)
+def test_is_echo_matches_the_plain_rule(query: list[str], content: list[str]) -> None:
+    q, c = " ".join(query), " ".join(content)
+    assert is_echo(q, c) == _reference_is_echo(q, c)
+    assert is_echo(q, q) == _reference_is_echo(q, q)
