@@ -12,21 +12,16 @@ docs/ARCHITECTURE.md, "Recall engine".
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import aiosqlite
 
 from shared.store import recall_rows
+from shared.store.commit_hint import CommitHint
 from shared.store.recall_rows import Change, IndexedRow
 
 __all__ = ["RecallSource", "SqliteSource"]
-
-WAL_INDEX_HEADER_BYTES = 48
-"""Bytes of the first copy of SQLite's wal-index header at the start of the ``-shm`` file
-(https://sqlite.org/walformat.html, "The WAL-Index Format"): its change counter, frame count
-and salts change on every commit of every connection, before the commit returns."""
 
 
 class RecallSource(Protocol):
@@ -88,33 +83,17 @@ class SqliteSource:
     def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
         self.conn = conn
         self.path = None if path == ":memory:" else path
-        self.shm = None if path == ":memory:" else path + "-shm"
         self.shared_with_writer = shared_with_writer
         # One explicit transaction at a time on the connection, and no feed read inside one:
         # a statement run while a snapshot's read transaction is open would see that snapshot,
         # not the commits made since (a change missed although committed before the read).
         self._txn = asyncio.Lock()
         self._peek: Any = None  # read-only probe connection, opened on first use
-        self._shm_fd: int | None = None  # the wal-index file, opened on first use
+        self._hint = CommitHint(path)
 
     def change_hint(self) -> object:
-        """The first copy of the wal-index header (:data:`WAL_INDEX_HEADER_BYTES` bytes).
-
-        Every commit, by any process, rewrites the wal-index header (in the ``-shm`` file, the
-        shared memory of every connection to the database) before it returns, so an unchanged
-        header means nothing was committed since the last look. Exact, unlike the write-ahead
-        log's ``stat`` (file timestamps are coarse and the log keeps its size once it restarted
-        after a checkpoint, which can hide a commit). One ``pread`` (about 5 microseconds on a
-        loaded 2-core machine, a third of a ``stat`` there); the file stays open.
-        """
-        if self.shm is None:
-            return None
-        try:
-            if self._shm_fd is None:
-                self._shm_fd = os.open(self.shm, os.O_RDONLY)
-            return os.pread(self._shm_fd, WAL_INDEX_HEADER_BYTES, 0)
-        except OSError:
-            return None
+        """The database's wal-index header (:class:`shared.store.commit_hint.CommitHint`)."""
+        return self._hint.read()
 
     def has_changes_after(self, after: int) -> bool | None:
         """See :meth:`RecallSource.has_changes_after`.
@@ -178,6 +157,4 @@ class SqliteSource:
         if self._peek is not None:
             self._peek.close()
             self._peek = None
-        if self._shm_fd is not None:
-            os.close(self._shm_fd)
-            self._shm_fd = None
+        self._hint.close()

@@ -5,15 +5,14 @@ leaked database does not leak usable keys. SHA-256 without a salt is adequate fo
 random tokens (unlike passwords, they cannot be brute-forced from the hash).
 
 Authentication remembers its answers per process (:class:`_AuthCache`): an answer is reused only
-while nothing was committed to the database since it was read (the write-ahead log's
-``stat`` is unchanged) and for at most :data:`AUTH_CACHE_S`; a revoke or update through this
-store forgets every answer at once.
+while nothing was committed to the database since it was read (its commit hint,
+:class:`shared.store.commit_hint.CommitHint`, is unchanged) and for at most :data:`AUTH_CACHE_S`;
+a revoke or update through this store forgets every answer at once.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
 from collections import OrderedDict
@@ -23,6 +22,7 @@ from typing import Any
 import aiosqlite
 
 from shared.models import ApiKey
+from shared.store.commit_hint import CommitHint
 from shared.store.connection import store_errors, transaction
 
 SECRET_PREFIX = "mg-"
@@ -32,9 +32,8 @@ KEY_COLUMNS = (
 )
 #: Fields :meth:`ApiKeyStore.update` may change.
 UPDATABLE = ("recall_enabled", "learn_enabled", "max_memories", "max_bytes")
-#: Longest a remembered authentication answer is used (seconds): the bound when a commit by
-#: another process leaves the write-ahead log's ``stat`` unchanged (timestamp granularity, a
-#: log restarted at the same size), the same order as the recall index's freshness window.
+#: Longest a remembered authentication answer is used (seconds), whatever the commit hint says:
+#: a backstop of the same order as the recall index's freshness window.
 AUTH_CACHE_S = 1.0
 #: Distinct secrets remembered per process (least recently used first out; ~0.5 KB each).
 AUTH_CACHE_SIZE = 1024
@@ -69,27 +68,18 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _wal_stat(path: str) -> tuple[int, int, int] | None:
-    """``(mtime_ns, size, inode)`` of ``path``'s write-ahead log, None when it has none."""
-    try:
-        st = os.stat(path + "-wal")
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 class _AuthCache:
     """Authentication answers by secret hash, valid while the database is unchanged.
 
-    Every commit, by any process, appends to the write-ahead log (or restarts it), so an
-    unchanged ``(mtime, size, inode)`` means no key was created, revoked or updated since the
-    answer was read; :data:`AUTH_CACHE_S` bounds the rare case the ``stat`` misses a commit.
-    ``path`` None or ``":memory:"``: nothing is remembered across connections' changes except
-    through :meth:`clear` (a ``:memory:`` database has no other connection).
+    Every commit, by any process, rewrites the database's commit hint, so an unchanged hint
+    means no key was created, revoked or updated since the answer was read; answers are also
+    dropped after :data:`AUTH_CACHE_S`. ``path`` None: nothing is remembered. ``":memory:"``:
+    answers are dropped only through :meth:`clear` (such a database has no other connection).
     """
 
     def __init__(self, path: str | None) -> None:
         self.path = path
+        self._commits = CommitHint(path)
         self._answers: OrderedDict[str, tuple[ApiKey | None, object, float]] = OrderedDict()
 
     def hint(self) -> object:
@@ -98,7 +88,7 @@ class _AuthCache:
             return None
         if self.path == ":memory:":
             return ()
-        return _wal_stat(self.path)
+        return self._commits.read()
 
     def get(self, digest: str) -> tuple[bool, ApiKey | None]:
         """``(True, answer)`` when a still-valid answer for ``digest`` is remembered."""
