@@ -41,6 +41,7 @@ MAX_RERANK_CANDIDATES = 100
 
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
+FusionMethod = Literal["rrf", "combsum"]
 ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
@@ -142,6 +143,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
+    #: How the keyword and vector legs are fused: ``rrf`` (rank) or ``combsum`` (normalised score).
+    recall_fusion: FusionMethod = "rrf"
+    #: Keyword share of a CombSUM score, 0..1 (the vector leg gets the rest).
+    recall_fusion_keyword_share: float = 0.8
     rrf_k: float = 2.0
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
