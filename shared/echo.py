@@ -8,17 +8,24 @@ and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "R
   (:func:`is_question_or_request`); facts are still extracted from it (the extractor drops
   question sentences itself) and it still serves as context of its neighbours;
 * recall drops a memory that is an echo of the query (:func:`is_echo`) before the relative floor
-  is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`).
+  is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`);
+* a memory whose match with the query lies only in its question sentences (it asked about the
+  thing, "That's nice! What pet do you have?") is ranked at a fraction of its keyword score
+  (:func:`demote_questions`), also before the floor.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
+import msgspec
+
 from shared.fts_query import query_terms
+from shared.ranking import Candidate
+from shared.recall_index.analysis import analyse
 
 T = TypeVar("T")
 
@@ -125,3 +132,61 @@ def drop_echoes(
     Call it before the relative floor is computed, so an echo never sets the floor. Pure.
     """
     return [c for c in candidates if not is_echo(query, content_of.get(id_of(c), ""))]
+
+
+def asks_only(terms: Collection[str], content: str) -> bool:
+    """True when every query term that ``content`` holds occurs only in its question sentences.
+
+    Args:
+        terms: the query's index terms (:func:`shared.recall_index.analysis.query_tokens`).
+        content: a memory's text.
+
+    A memory that only *asked* about what the query names ("That's nice! What pet do you
+    have?" for "What pet do I have?") holds no answer to it, however well it matches. A
+    question sentence is one :func:`is_question_or_request` would count as a question (ends in
+    ``?`` with no first-person clause); a text with no ``?``/``？`` is never asks-only, nor is
+    one holding none of ``terms``. Pure; never raises.
+    """
+    if "?" not in content and "？" not in content:
+        return False
+    wanted = set(terms)
+    in_questions = False
+    for sentence in _sentences(content):
+        found = wanted.intersection(analyse(sentence))
+        if not found:
+            continue
+        if not _is_question_sentence(sentence):
+            return False
+        in_questions = True
+    return in_questions
+
+
+def demote_questions(
+    terms: Collection[str],
+    candidates: Sequence[Candidate],
+    content_of: Mapping[int, str],
+    factor: float,
+) -> list[Candidate]:
+    """``candidates`` with the score of asks-only memories (:func:`asks_only`) times ``factor``.
+
+    Args:
+        terms: the query's index terms.
+        candidates: keyword hits, best first, ``score`` ≥ 0.
+        content_of: memory text by rowid; a candidate whose id is absent is left alone.
+        factor: multiplier in 0..1 (1 leaves every score alone; chosen on LoCoMo, see the
+            README, "Recall quality").
+
+    Returns:
+        The candidates re-sorted by score (stable: equal scores keep their order). Call it before
+        the relative floor, so a question never sets the floor at its full score. Pure.
+    """
+    if factor >= 1.0 or not terms:
+        return list(candidates)
+    out = [
+        msgspec.structs.replace(c, score=c.score * factor)
+        if asks_only(terms, content_of.get(c.memory_id, ""))
+        else c
+        for c in candidates
+    ]
+    out.sort(key=lambda c: -c.score)
+    return out

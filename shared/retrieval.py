@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.echo import drop_echoes
+from shared.echo import demote_questions, drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
@@ -33,6 +33,7 @@ from shared.ranking import (
 )
 from shared.recall_assist import RecallAssist, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
+from shared.recall_index.analysis import query_tokens
 from shared.settings import Settings
 from shared.store.memories import MemoryStore, Retention
 
@@ -195,9 +196,13 @@ async def _keyword_leg(
             retention=retention,
             common_df=settings.keyword_common_term_df,
         )
-    # an echo of the query (a stored copy of this question) never sets the floor
+    # an echo of the query (a stored copy of this question) never sets the floor, and a memory
+    # that only asked about the query's words counts a fraction of its score
     content = {i: m.content for i, m in found[1].items()}
     kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id)
+    if settings.recall_question_factor < 1.0:
+        terms = query_tokens(query, settings.recall_query_max_terms)
+        kept = demote_questions(terms, kept, content, settings.recall_question_factor)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 

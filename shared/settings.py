@@ -137,6 +137,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bm25_b: float = 0.3
     #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
     recall_context_weight: float = 0.25
+    #: A keyword hit whose query words are all in its question sentences counts this share of its
+    #: score (0..1; 1 = off), before the relative floor.
+    recall_question_factor: float = 0.5
     #: Byte budget of the per-process recall cache (least recently used owners are evicted).
     recall_cache_mb: int = 512
     #: A recall reads the change feed first when it was last read longer ago than this.
