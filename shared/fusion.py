@@ -24,7 +24,7 @@ from shared.ranking import Candidate, ScoredMemory
 
 __all__ = ["DEFAULT_KEYWORD_SHARE", "combsum_fuse"]
 
-DEFAULT_KEYWORD_SHARE = 0.8
+DEFAULT_KEYWORD_SHARE = 0.75
 """Keyword share of the fused score (0..1), chosen on LoCoMo (README, "Recall quality")."""
 
 

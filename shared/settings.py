@@ -147,9 +147,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
     #: How the keyword and vector legs are fused: ``rrf`` (rank) or ``combsum`` (normalised score).
-    recall_fusion: FusionMethod = "rrf"
+    recall_fusion: FusionMethod = "combsum"
     #: Keyword share of a CombSUM score, 0..1 (the vector leg gets the rest).
-    recall_fusion_keyword_share: float = 0.8
+    recall_fusion_keyword_share: float = 0.75
     rrf_k: float = 2.0
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
