@@ -2,8 +2,9 @@
 
 Tiers (docs/ARCHITECTURE.md, "Recall engine"): keyword (BM25 over the in-memory index of
 :mod:`shared.recall_index`, or FTS5 without one) always; vector (sqlite-vec or Qdrant) and
-hybrid RRF when an embedding source is configured. Every tier applies the filters of
-:func:`shared.store.memories.visibility_sql` (owner, end user, session scope, expiry, retention).
+hybrid fusion (CombSUM or RRF) when an embedding source is configured. Every tier applies the
+filters of :func:`shared.store.memories.visibility_sql` (owner, end user, session scope, expiry,
+retention).
 The result is ranked, cut by a relevance floor, then walked under the token budget.
 """
 
