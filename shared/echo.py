@@ -33,6 +33,9 @@ T = TypeVar("T")
 QUESTION_ECHO_CONTAINMENT = 0.5
 #: Terms compared per text (a pasted document is never an echo of a short query).
 MAX_ECHO_TERMS = 256
+#: Longest memory text (characters) checked by :func:`asks_only`; a longer one is never asks-only
+#: (it bounds the per-recall cost: at most ``recall_top_k`` texts of this size are analysed).
+MAX_ASKS_CHARS = 2000
 
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
 _QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
@@ -145,9 +148,10 @@ def asks_only(terms: Collection[str], content: str) -> bool:
     have?" for "What pet do I have?") holds no answer to it, however well it matches. A
     question sentence is one :func:`is_question_or_request` would count as a question (ends in
     ``?`` with no first-person clause); a text with no ``?``/``？`` is never asks-only, nor is
-    one holding none of ``terms``. Pure; never raises.
+    one holding none of ``terms``, nor one longer than :data:`MAX_ASKS_CHARS`. Pure; never
+    raises.
     """
-    if "?" not in content and "？" not in content:
+    if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
         return False
     wanted = set(terms)
     in_questions = False

@@ -81,6 +81,8 @@ def test_drop_echoes_keeps_order_and_unknown_ids():
         ("What pet do I have?", "Please list pet names", False),
         ("What pet do I have?", "How are you?", False),
         ("", "What pet do you have?", False),
+        # a long text is never checked (bounded cost)
+        ("What pet do I have?", "What pet do you have? " + "Well. " * 400, False),
     ],
 )
 def test_asks_only(query, content, expected):
