@@ -161,10 +161,12 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name, quick=Fa
     print(
         scores.table(
             f"engine={engine_name} strategy={settings.retrieval_strategy} "
+            f"fusion={settings.recall_fusion} share={settings.recall_fusion_keyword_share} "
             f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
             f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
             f"min_sim={settings.vector_min_similarity} k1={settings.bm25_k1} b={settings.bm25_b} "
-            f"context_weight={settings.recall_context_weight}"
+            f"context_weight={settings.recall_context_weight} "
+            f"question_factor={settings.recall_question_factor}"
         )
     )
     print(

@@ -8,7 +8,10 @@ and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "R
   (:func:`is_question_or_request`); facts are still extracted from it (the extractor drops
   question sentences itself) and it still serves as context of its neighbours;
 * recall drops a memory that is an echo of the query (:func:`is_echo`) before the relative floor
-  is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`).
+  is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`);
+* a memory whose match with the query lies only in its question sentences (it asked about the
+  thing, "That's nice! What pet do you have?") is ranked at a fraction of its keyword score
+  (:func:`demote_questions`), also before the floor.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
+import msgspec
+
 from shared.fts_query import query_terms
+from shared.ranking import Candidate
+from shared.recall_index.analysis import analyse
 
 T = TypeVar("T")
 
@@ -31,6 +38,9 @@ MAX_ECHO_TERMS = 256
 #: edited memory is a new entry; a statement keeps an empty set). Sized like the block-line cache
 #: of :mod:`shared.recall_flow`.
 ECHO_CACHE_SIZE = 16_384
+#: Longest memory text (characters) checked by :func:`asks_only`; a longer one is never asks-only
+#: (it bounds the per-recall cost: at most ``recall_top_k`` texts of this size are analysed).
+MAX_ASKS_CHARS = 2000
 
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
 _QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
@@ -184,3 +194,77 @@ def drop_echoes(
     """
     q = _Query(query)
     return [c for c in candidates if not q.echoed_by(content_of.get(id_of(c), ""))]
+
+
+@functools.lru_cache(maxsize=ECHO_CACHE_SIZE)
+def _sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
+    """Per sentence of ``content``: its index terms and whether it is a question; memoised.
+
+    Sentences split as in :func:`is_question_or_request`; terms by
+    :func:`shared.recall_index.analysis.analyse`. Recalled texts repeat, so each is analysed
+    once per process.
+    """
+    out = []
+    for match in _SENTENCE_RE.finditer(content):
+        sentence = match.group().strip()
+        if sentence:
+            out.append((frozenset(analyse(sentence)), _is_question_sentence(sentence)))
+    return tuple(out)
+
+
+def asks_only(terms: Collection[str], content: str) -> bool:
+    """True when every query term that ``content`` holds occurs only in its question sentences.
+
+    Args:
+        terms: the query's index terms (:func:`shared.recall_index.analysis.query_tokens`).
+        content: a memory's text.
+
+    A memory that only *asked* about what the query names ("That's nice! What pet do you
+    have?" for "What pet do I have?") holds no answer to it, however well it matches. A
+    question sentence is one :func:`is_question_or_request` would count as a question (ends in
+    ``?`` with no first-person clause); a text with no ``?``/``？`` is never asks-only, nor is
+    one holding none of ``terms``, nor one longer than :data:`MAX_ASKS_CHARS`. Pure; never
+    raises.
+    """
+    if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
+        return False
+    wanted = set(terms)
+    in_questions = False
+    for sentence_terms, is_question in _sentence_terms(content):
+        if wanted.isdisjoint(sentence_terms):
+            continue
+        if not is_question:
+            return False
+        in_questions = True
+    return in_questions
+
+
+def demote_questions(
+    terms: Collection[str],
+    candidates: Sequence[Candidate],
+    content_of: Mapping[int, str],
+    factor: float,
+) -> list[Candidate]:
+    """``candidates`` with the score of asks-only memories (:func:`asks_only`) times ``factor``.
+
+    Args:
+        terms: the query's index terms.
+        candidates: keyword hits, best first, ``score`` ≥ 0.
+        content_of: memory text by rowid; a candidate whose id is absent is left alone.
+        factor: multiplier in 0..1 (1 leaves every score alone; chosen on LoCoMo, see the
+            README, "Recall quality").
+
+    Returns:
+        The candidates re-sorted by score (stable: equal scores keep their order). Call it before
+        the relative floor, so a question never sets the floor at its full score. Pure.
+    """
+    if factor >= 1.0 or not terms:
+        return list(candidates)
+    out = [
+        msgspec.structs.replace(c, score=c.score * factor)
+        if asks_only(terms, content_of.get(c.memory_id, ""))
+        else c
+        for c in candidates
+    ]
+    out.sort(key=lambda c: -c.score)
+    return out

@@ -3,8 +3,8 @@
 No I/O and no clock: anything time-dependent takes its values as arguments (see docs). The
 retrieval module runs the keyword and vector legs, turns their raw scores into :class:`Candidate`
 lists, applies :func:`apply_relevance_floor` per leg, fuses them with :func:`fuse_candidates`
-(weighted RRF), orders with :func:`order_candidates`, drops repeated texts with
-:func:`drop_duplicate_content` and cuts with :func:`budget_walk`.
+(weighted RRF) or :func:`shared.fusion.combsum_fuse`, orders with :func:`order_candidates`,
+drops repeated texts with :func:`drop_duplicate_content` and cuts with :func:`budget_walk`.
 
 Defaults come from LoCoMo measurements: RRF ``k = 10`` with keyword:vector weights
 ``2:1`` beat the keyword leg alone, while the common seed ``k = 60`` with equal weights scored

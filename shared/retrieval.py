@@ -2,8 +2,9 @@
 
 Tiers (docs/ARCHITECTURE.md, "Recall engine"): keyword (BM25 over the in-memory index of
 :mod:`shared.recall_index`, or FTS5 without one) always; vector (sqlite-vec or Qdrant) and
-hybrid RRF when an embedding source is configured. Every tier applies the filters of
-:func:`shared.store.memories.visibility_sql` (owner, end user, session scope, expiry, retention).
+hybrid fusion (CombSUM or RRF) when an embedding source is configured. Every tier applies the
+filters of :func:`shared.store.memories.visibility_sql` (owner, end user, session scope, expiry,
+retention).
 The result is ranked, cut by a relevance floor, then walked under the token budget.
 """
 
@@ -14,13 +15,15 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.echo import drop_echoes
+from shared.echo import demote_questions, drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
+from shared.fusion import combsum_fuse
 from shared.models import Memory, Scope
 from shared.ranking import (
     Candidate,
+    ScoredMemory,
     apply_relevance_floor,
     bm25_to_relevance,
     budget_walk,
@@ -30,6 +33,7 @@ from shared.ranking import (
 )
 from shared.recall_assist import RecallAssist, injection_order, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
+from shared.recall_index.analysis import query_tokens
 from shared.settings import Settings
 from shared.store.memories import MemoryStore, Retention
 
@@ -182,9 +186,13 @@ async def _keyword_leg(
             retention=retention,
             common_df=settings.keyword_common_term_df,
         )
-    # an echo of the query (a stored copy of this question) never sets the floor
+    # an echo of the query (a stored copy of this question) never sets the floor, and a memory
+    # that only asked about the query's words counts a fraction of its score
     content = {i: m.content for i, m in found[1].items()}
     kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id)
+    if settings.recall_question_factor < 1.0:
+        terms = query_tokens(query, settings.recall_query_max_terms)
+        kept = demote_questions(terms, kept, content, settings.recall_question_factor)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 
@@ -267,10 +275,12 @@ async def recall(
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
     ``retrieval_strategy``: ``exact`` = keyword leg only; ``semantic`` = vector leg only (keyword
-    if the vector leg is unavailable); ``hybrid`` = weighted RRF of both legs, run concurrently,
-    ``Σ w_i/(k+rank_i)`` (Cormack et al., SIGIR 2009) with ``rrf_k`` and per-leg weights from
-    settings. Each leg is floored first: keyword hits below ``recall_relative_floor`` × the best
-    BM25, vector hits below ``vector_min_similarity`` cosine. A vector-leg failure degrades to
+    if the vector leg is unavailable); ``hybrid`` = both legs, run concurrently, fused by
+    ``recall_fusion``: ``rrf`` = weighted RRF ``Σ w_i/(k+rank_i)`` (Cormack et al., SIGIR 2009)
+    with ``rrf_k`` and per-leg weights, ``combsum`` = min-max normalised score sum with
+    ``recall_fusion_keyword_share`` (:mod:`shared.fusion`). Each leg is floored first: keyword
+    hits below ``recall_relative_floor`` × the best BM25, vector hits below
+    ``vector_min_similarity`` cosine. A vector-leg failure degrades to
     keyword with the reason in ``degraded`` (Qdrant → sqlite-vec → keyword). The keyword leg uses
     the engine's in-memory index (:mod:`shared.recall_index`) when there is one, else FTS5.
     Memories echoing ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before the
@@ -296,6 +306,21 @@ async def recall(
         return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
     legs = _Legs(keyword=keyword, vector=vector_leg, memories=memories)
     return await _ranked(store, engine, scope, query, settings, legs, echo, assist)
+
+
+def _fused(
+    keyword: list[Candidate], vector: list[Candidate], settings: Settings
+) -> list[ScoredMemory]:
+    """Both floored legs fused by ``settings.recall_fusion``: weighted RRF or CombSUM."""
+    if settings.recall_fusion == "combsum":
+        return combsum_fuse(keyword, vector, keyword_share=settings.recall_fusion_keyword_share)
+    return fuse_candidates(
+        keyword,
+        vector,
+        k=settings.rrf_k,
+        keyword_weight=settings.rrf_keyword_weight,
+        vector_weight=settings.rrf_vector_weight,
+    )
 
 
 class _Legs(msgspec.Struct):
@@ -328,13 +353,7 @@ async def _ranked(
         memories.update(await _memories_of(store, engine, scope, missing))
         content = {i: m.content for i, m in memories.items()}
         vector = drop_echoes(echo, vector, content, lambda c: c.memory_id)
-        fused = fuse_candidates(
-            keyword,
-            [c for c in vector if c.memory_id in memories],
-            k=settings.rrf_k,
-            keyword_weight=settings.rrf_keyword_weight,
-            vector_weight=settings.rrf_vector_weight,
-        )
+        fused = _fused(keyword, [c for c in vector if c.memory_id in memories], settings)
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:
         ranked = keyword

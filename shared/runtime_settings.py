@@ -114,6 +114,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_query_max_bytes": (16, 1 << 20),
     "recall_query_max_terms": (1, 4096),
     "recall_relative_floor": (0, 1),
+    "recall_fusion_keyword_share": (0, 1),
+    "recall_question_factor": (0, 1),
     "rrf_k": (0.001, 10_000),
     "rrf_keyword_weight": (0, 100),
     "rrf_vector_weight": (0, 100),

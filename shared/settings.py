@@ -31,6 +31,7 @@ from shared.settings_checks import check_recall_engine as _check_recall_engine
 ENV_PREFIX = "MNEMOGATE_"
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
 RetrievalStrategy = Literal["exact", "semantic", "hybrid"]
+FusionMethod = Literal["rrf", "combsum"]
 ExtractionMode = Literal["regex", "llm", "off"]
 EmbeddingSourceKind = Literal["auto", "remote", "transformers", "static", "none"]
 VectorTier = Literal["sqlite-vec", "qdrant"]
@@ -126,6 +127,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bm25_b: float = 0.3
     #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
     recall_context_weight: float = 0.25
+    #: A keyword hit whose query words are all in its question sentences counts this share of its
+    #: score (0..1; 1 = off), before the relative floor.
+    recall_question_factor: float = 0.5
     #: Byte budget of the per-process recall cache (least recently used owners are evicted).
     recall_cache_mb: int = 512
     #: A recall probes the change feed first when it was last read longer ago than this (ms;
@@ -133,6 +137,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"
+    #: How the keyword and vector legs are fused: ``rrf`` (rank) or ``combsum`` (normalised score).
+    recall_fusion: FusionMethod = "combsum"
+    #: Keyword share of a CombSUM score, 0..1 (the vector leg gets the rest).
+    recall_fusion_keyword_share: float = 0.75
     rrf_k: float = 2.0
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0

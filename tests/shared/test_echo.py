@@ -12,11 +12,15 @@ from hypothesis import strategies as st
 from shared.echo import (
     MAX_ECHO_TERMS,
     QUESTION_ECHO_CONTAINMENT,
+    asks_only,
+    demote_questions,
     drop_echoes,
     is_echo,
     is_question_or_request,
 )
 from shared.fts_query import query_terms
+from shared.ranking import Candidate
+from shared.recall_index.analysis import query_tokens
 
 
 @pytest.mark.parametrize(
@@ -129,3 +133,38 @@ def test_is_echo_matches_the_plain_rule(query: list[str], content: list[str]) ->
     q, c = " ".join(query), " ".join(content)
     assert is_echo(q, c) == _reference_is_echo(q, c)
     assert is_echo(q, q) == _reference_is_echo(q, q)
+
+
+@pytest.mark.parametrize(
+    ("query", "content", "expected"),
+    [
+        # the words shared with the query are only in a question: it asked, it holds no answer
+        ("What pet do I have?", "That's so nice! What pet do you have?", True),
+        ("What is my dog called?", "Great. What do you call your dog?", True),
+        # a statement holds one of them: the answer may be there
+        ("What pet do I have?", "I have a pet cat. What pet do you have?", False),
+        ("What is my dog called?", "My dog is called Rex", False),
+        # a first-person clause makes the sentence a statement, as for capture
+        ("Berlin tips", "I moved to Berlin, any tips?", False),
+        # no question mark, or none of the query's words: never asks-only
+        ("What pet do I have?", "Please list pet names", False),
+        ("What pet do I have?", "How are you?", False),
+        ("", "What pet do you have?", False),
+        # a long text is never checked (bounded cost)
+        ("What pet do I have?", "What pet do you have? " + "Well. " * 400, False),
+    ],
+)
+def test_asks_only(query, content, expected):
+    assert asks_only(query_tokens(query), content) is expected
+
+
+def test_demote_questions_reorders_before_the_floor():
+    terms = query_tokens("What pet do I have?")
+    content = {1: "Nice! What pet do you have?", 2: "I have a pet hamster", 3: "pets?"}
+    hits = [Candidate(1, 4.0, rank=1), Candidate(2, 3.0, rank=2), Candidate(9, 2.5, rank=3)]
+    out = demote_questions(terms, hits, content, 0.5)
+    assert [(c.memory_id, c.score) for c in out] == [(2, 3.0), (9, 2.5), (1, 2.0)]
+    assert out[2].rank == 1  # the leg's own rank is kept
+    # factor 1 (off) and no query terms leave the list alone
+    assert demote_questions(terms, hits, content, 1.0) == hits
+    assert demote_questions([], hits, content, 0.5) == hits

@@ -74,8 +74,9 @@ def learn_and_wait(gw, secret, key_id, text, needle):
     )
 
 
-def test_hybrid_tier_after_embedding(gateway_factory, upstream):
-    gw = gateway_factory(**remote_settings(upstream))
+@pytest.mark.parametrize("fusion", ["rrf", "combsum"])
+def test_hybrid_tier_after_embedding(gateway_factory, upstream, fusion):
+    gw = gateway_factory(**remote_settings(upstream, recall_fusion=fusion))
     key_id, secret = gw.create_key()
     learn_and_wait(gw, secret, key_id, "I prefer Neovim for editing", "Neovim")
     resp = ask(gw, secret, "which editor do I prefer for editing", **{"x-mnemogate-no-learn": "1"})

@@ -1,0 +1,65 @@
+"""Table-driven tests for shared.fusion: CombSUM of min-max normalised leg scores."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from shared.errors import ConfigurationError
+from shared.fusion import combsum_fuse
+from shared.ranking import Candidate, ScoredMemory
+
+
+def test_combsum_hand_computed() -> None:
+    # keyword: 4/4 = 1, 2/4 = 0.5; vector over its hits (0.9 .. 0.5): (0.9-0.5)/0.4 = 1, 0
+    keyword = [Candidate(1, 4.0), Candidate(2, 2.0)]
+    vector = [Candidate(2, 0.9), Candidate(3, 0.5)]
+    fused = combsum_fuse(keyword, vector, keyword_share=0.75)
+    by_id = {m.memory_id: m for m in fused}
+    assert by_id[1].score == pytest.approx(0.75)
+    assert by_id[2].score == pytest.approx(0.75 * 0.5 + 0.25 * 1.0)
+    assert by_id[3].score == pytest.approx(0.0)
+    assert by_id[2] == ScoredMemory(
+        memory_id=2,
+        score=by_id[2].score,
+        keyword_rank=2,
+        vector_rank=1,
+        keyword_score=2.0,
+        vector_score=0.9,
+    )
+    assert [m.memory_id for m in fused] == [1, 2, 3]
+
+
+def test_combsum_keeps_score_gaps_that_rrf_loses() -> None:
+    # two keyword hits nearly tied, the second far more similar: CombSUM lets the vector decide
+    keyword = [Candidate(1, 5.0), Candidate(2, 4.9)]
+    vector = [Candidate(2, 0.8), Candidate(3, 0.4), Candidate(1, 0.3)]
+    assert [m.memory_id for m in combsum_fuse(keyword, vector)][:2] == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("share", "first"),
+    [(1.0, 1), (0.0, 3)],
+)
+def test_combsum_share_bounds_select_one_leg(share: float, first: int) -> None:
+    keyword = [Candidate(1, 3.0), Candidate(2, 1.0)]
+    vector = [Candidate(3, 0.9), Candidate(2, 0.6), Candidate(1, 0.2)]
+    assert combsum_fuse(keyword, vector, keyword_share=share)[0].memory_id == first
+
+
+def test_combsum_empty_legs_and_ties() -> None:
+    assert combsum_fuse([], []) == []
+    only_kw = combsum_fuse([Candidate(7, 2.0), Candidate(7, 9.0), Candidate(5, 2.0)], [])
+    # a repeated id counts at its first position; equal scores keep the keyword order
+    assert [m.memory_id for m in only_kw] == [7, 5]
+    assert only_kw[0].keyword_score == 2.0
+    # one vector hit: no spread to normalise over, so it adds nothing
+    one = combsum_fuse([], [Candidate(4, 0.7)])
+    assert [(m.memory_id, m.score) for m in one] == [(4, 0.0)]
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5, math.nan, math.inf])
+def test_combsum_invalid_share(share: float) -> None:
+    with pytest.raises(ConfigurationError):
+        combsum_fuse([Candidate(1, 1.0)], [], keyword_share=share)
