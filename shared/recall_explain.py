@@ -23,7 +23,7 @@ from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
 from shared.ranking import apply_relevance_floor, content_key
-from shared.retrieval import keyword_candidates, retention_of
+from shared.retrieval import keyword_candidates, keyword_search_of
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
 
@@ -83,13 +83,7 @@ async def legs_of(
     memories: dict[int, Memory] = {}
     if settings.retrieval_strategy != "semantic" or engine is None or not engine.enabled:
         cands, memories = await keyword_candidates(
-            store,
-            scope,
-            query,
-            limit=settings.recall_top_k,
-            now=now,
-            retention=retention_of(settings),
-            common_df=settings.keyword_common_term_df,
+            store, keyword_search_of(scope, query, settings, now)
         )
         kept = {
             c.memory_id

@@ -35,7 +35,7 @@ from shared.recall_assist import RecallAssist, injection_order, reranked_candida
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.recall_index.analysis import query_tokens
 from shared.settings import Settings
-from shared.store.memories import MemoryStore, Retention
+from shared.store.memories import KeywordSearch, MemoryStore, Retention
 
 DAY_S = 86_400.0
 
@@ -66,15 +66,24 @@ def retention_of(settings: Settings) -> Retention:
     )
 
 
+def keyword_search_of(scope: Scope, query: str, settings: Settings, now: float) -> KeywordSearch:
+    """The keyword search of ``query`` in ``scope`` under ``settings``.
+
+    ``recall_top_k`` results, the typed-decay retention (:func:`retention_of`) and the
+    ``keyword_common_term_df`` cutoff; ``now`` in epoch seconds.
+    """
+    return KeywordSearch(
+        scope=scope,
+        query=query,
+        limit=settings.recall_top_k,
+        now=now,
+        retention=retention_of(settings),
+        common_df=settings.keyword_common_term_df,
+    )
+
+
 async def keyword_candidates(
-    store: MemoryStore,
-    scope: Scope,
-    query: str,
-    *,
-    limit: int,
-    now: float,
-    retention: Retention | None,
-    common_df: int = 0,
+    store: MemoryStore, request: KeywordSearch
 ) -> tuple[list[Candidate], dict[int, Memory]]:
     """FTS5 leg: candidates (score = −bm25, higher better) and their memories, best first.
 
@@ -84,7 +93,8 @@ async def keyword_candidates(
     for such a term is low. When every term is that common, the terms are AND-ed instead of
     OR-ed, so only memories containing all of them are ranked. ``common_df`` 0 keeps every term.
     """
-    terms = [quote_term(t) for t in query_terms(query)]
+    common_df = request.common_df
+    terms = [quote_term(t) for t in query_terms(request.query)]
     if not terms:
         return [], {}
     joiner = " OR "
@@ -96,7 +106,9 @@ async def keyword_candidates(
         else:
             joiner = " AND "
     match = joiner.join(terms)
-    rows = await store.keyword_search(scope, match, limit=limit, now=now, retention=retention)
+    rows = await store.keyword_search(
+        request.scope, match, limit=request.limit, now=request.now, retention=request.retention
+    )
     candidates = [
         Candidate(memory_id=m.id, score=bm25_to_relevance(score), rank=i + 1)
         for i, (m, score) in enumerate(rows)
@@ -136,12 +148,7 @@ def _tier(vector_tier: str | None, keyword_used: bool) -> str:
 
 
 async def index_candidates(
-    index: KeywordIndex,
-    scope: Scope,
-    query: str,
-    settings: Settings,
-    now: float,
-    retention: Retention | None,
+    index: KeywordIndex, request: KeywordSearch, settings: Settings
 ) -> tuple[list[Candidate], dict[int, Memory]]:
     """Keyword leg over the in-memory index, candidates best first.
 
@@ -149,14 +156,7 @@ async def index_candidates(
     of ``settings``.
     """
     index.reconfigure(bm25_params(settings))
-    rows = await index.search(
-        scope,
-        query,
-        limit=settings.recall_top_k,
-        now=now,
-        retention=retention,
-        common_df=settings.keyword_common_term_df,
-    )
+    rows = await index.search(request)
     candidates = [
         Candidate(memory_id=m.id, score=score, rank=i + 1) for i, (m, score) in enumerate(rows)
     ]
@@ -172,20 +172,12 @@ async def _keyword_leg(
     now: float,
     echo_of: str,
 ) -> tuple[list[Candidate], dict[int, Memory]]:
-    retention = retention_of(settings)
+    request = keyword_search_of(scope, query, settings, now)
     index = engine.keywords if engine is not None else None
     if index is not None:
-        found = await index_candidates(index, scope, query, settings, now, retention)
+        found = await index_candidates(index, request, settings)
     else:
-        found = await keyword_candidates(
-            store,
-            scope,
-            query,
-            limit=settings.recall_top_k,
-            now=now,
-            retention=retention,
-            common_df=settings.keyword_common_term_df,
-        )
+        found = await keyword_candidates(store, request)
     # an echo of the query (a stored copy of this question) never sets the floor, and a memory
     # that only asked about the query's words counts a fraction of its score
     content = {i: m.content for i, m in found[1].items()}

@@ -2,9 +2,9 @@
 
 Public surface (kept stable for the benchmarks and the ranking work built on it):
 
-* :class:`KeywordIndex` — ``await index.search(scope, query, limit=, now=, retention=,
-  common_df=)`` → ``[(Memory, score)]`` best first (score > 0, higher better), with exactly the
-  visibility of :func:`shared.store.memories.visibility_sql`.
+* :class:`KeywordIndex` — ``await index.search(KeywordSearch(scope=, query=, limit=, now=,
+  retention=, common_df=))`` → ``[(Memory, score)]`` best first (score > 0, higher better),
+  with exactly the visibility of :func:`shared.store.memories.visibility_sql`.
 * :func:`build_keyword_index` — one per process and store, from :class:`Settings` (``bm25_k1``,
   ``bm25_b``, ``recall_context_weight``, ``recall_cache_mb``, ``recall_freshness_ms``).
 
@@ -27,7 +27,7 @@ from shared.recall_index.segment import Bm25Params
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.connection import on_commit
-from shared.store.memories import Retention
+from shared.store.memories import KeywordSearch
 
 __all__ = [
     "Bm25Params",
@@ -67,33 +67,31 @@ class KeywordIndex:
         """The BM25 parameters the cached indexes were built with."""
         return self.cache.params
 
-    async def search(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        limit: int,
-        now: float,
-        retention: Retention | None,
-        common_df: int = 0,
-    ) -> list[tuple[Memory, float]]:
-        """The ``limit`` best visible memories for ``query`` (raw user text), best first.
+    async def search(self, request: KeywordSearch) -> list[tuple[Memory, float]]:
+        """The ``request.limit`` best visible memories for ``request.query``, best first.
 
-        Terms held by at least ``common_df`` of the caller's documents are dropped when rarer
-        ones exist (every term that common: all must match); 0 keeps every term.
+        Terms held by at least ``request.common_df`` of the caller's documents are dropped when
+        rarer ones exist (every term that common: all must match); 0 keeps every term.
 
         Raises:
             StoreError: the change feed or a cold owner could not be read.
         """
-        terms = query_tokens(query)
-        if not terms or limit <= 0:
+        terms = query_tokens(request.query)
+        if not terms or request.limit <= 0:
             return []
+        scope = request.scope
         await self.cache.fresh()
         parts = [await self.cache.owner(scope.owner_id)]
         if scope.include_global and scope.owner_id != GLOBAL_OWNER:
             parts.append(await self.cache.owner(GLOBAL_OWNER))
         return search(
-            parts, scope, terms, now=now, retention=retention, limit=limit, common_df=common_df
+            parts,
+            scope,
+            terms,
+            now=request.now,
+            retention=request.retention,
+            limit=request.limit,
+            common_df=request.common_df,
         )
 
     async def fresh(self) -> None:

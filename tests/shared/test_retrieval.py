@@ -11,6 +11,7 @@ from shared.models import Memory, NewMemory, Scope
 from shared.ranking import Candidate, memory_tokens
 from shared.retrieval import keyword_candidates, select_within_budget
 from shared.store import Store
+from shared.store.memories import KeywordSearch
 
 
 @pytest.fixture
@@ -29,12 +30,9 @@ async def store(tmp_path):
 async def search(store, query, common_df):
     cands, mems = await keyword_candidates(
         store.memories,
-        Scope(owner_id="o"),
-        query,
-        limit=100,
-        now=time.time(),
-        retention=None,
-        common_df=common_df,
+        KeywordSearch(
+            scope=Scope(owner_id="o"), query=query, limit=100, now=time.time(), common_df=common_df
+        ),
     )
     return [mems[c.memory_id].content for c in cands]
 

@@ -29,6 +29,7 @@ from shared.store.connection import store_errors, transaction
 from shared.store.memories.rows import (
     COLUMNS,
     UPSERT_SQL,
+    KeywordSearch,
     Retention,
     new_public_id,
     row_to_memory,
@@ -37,6 +38,7 @@ from shared.store.memories.rows import (
 
 __all__ = [
     "COLUMNS",
+    "KeywordSearch",
     "MemoryStore",
     "Retention",
     "new_public_id",

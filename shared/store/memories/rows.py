@@ -36,6 +36,23 @@ class Retention(msgspec.Struct, frozen=True, kw_only=True):
     access_immunity: int = 3
 
 
+class KeywordSearch(msgspec.Struct, frozen=True, kw_only=True):
+    """One keyword search: who asks, for what, how many, and the read-time rules.
+
+    ``query`` is raw user text; ``limit`` ≥ 0 results; ``now`` in epoch seconds (expiry and
+    retention are judged at it); ``retention`` None = no typed decay; ``common_df``: terms held by
+    at least this many of the caller's documents are dropped when rarer ones exist (0 keeps every
+    term). Read by both keyword backends (the in-memory index and FTS5).
+    """
+
+    scope: Scope
+    query: str
+    limit: int
+    now: float
+    retention: Retention | None = None
+    common_df: int = 0
+
+
 def new_public_id() -> str:
     """A fresh public memory id: ``mem_`` + 24 hex characters (96 random bits)."""
     return "mem_" + secrets.token_hex(12)

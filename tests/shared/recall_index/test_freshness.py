@@ -20,6 +20,7 @@ from shared.models import NewMemory, Scope
 from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.settings import load_settings
 from shared.store import Store
+from shared.store.memories import KeywordSearch
 
 T = TypeVar("T")
 SCOPE = Scope(owner_id="o1")
@@ -45,7 +46,7 @@ class OtherConnection:
 
 
 async def contents(index: KeywordIndex, word: str) -> set[str]:
-    hits = await index.search(SCOPE, word, limit=100, now=2e9, retention=None)
+    hits = await index.search(KeywordSearch(scope=SCOPE, query=word, limit=100, now=2e9))
     return {m.content for m, _ in hits}
 
 

@@ -21,7 +21,7 @@ from shared.models import NewMemory, Scope
 from shared.recall_index import build_keyword_index
 from shared.settings import load_settings
 from shared.store import Store
-from shared.store.memories import Retention, visibility_sql
+from shared.store.memories import KeywordSearch, Retention, visibility_sql
 
 NOW = 1_700_000_000.0
 DAY = 86_400.0
@@ -96,7 +96,9 @@ async def reference(store: Store, who: Scope, now: float) -> set[int]:
 
 
 async def engine_ids(index, who: Scope, now: float) -> set[int]:
-    hits = await index.search(who, "marker", limit=1000, now=now, retention=RETENTION)
+    hits = await index.search(
+        KeywordSearch(scope=who, query="marker", limit=1000, now=now, retention=RETENTION)
+    )
     return {m.id for m, _ in hits}
 
 
