@@ -80,6 +80,9 @@ class Segment:
         self.users = users
         self.sessions = sessions
         self.pos_of = {m.id: i for i, m in enumerate(memories)}
+        self.max_w = (
+            np.maximum.reduceat(post_w, term_start[:-1]) if len(vocab) else np.zeros(0, np.float32)
+        )
         n = len(memories)
         self.cols: dict[str, npt.NDArray[Any]] = {
             "alive": np.ones(n, dtype=np.bool_),
@@ -116,6 +119,11 @@ class Segment:
             return _EMPTY_I, _EMPTY_F
         s, e = int(self.term_start[t]), int(self.term_start[t + 1])
         return self.post_doc[s:e], self.post_w[s:e]
+
+    def term_max(self, term: str) -> npt.NDArray[np.float32]:
+        """The largest tf factor of ``term`` (a 1-element array; the term must be present)."""
+        t = self.vocab[term]
+        return self.max_w[t : t + 1]
 
     def kill(self, memory_id: int) -> bool:
         """Tombstone ``memory_id``; True when it was a live document of this segment."""

@@ -1,0 +1,147 @@
+"""Exact BM25 top-k over a segment's postings, with MaxScore pruning.
+
+A query's cost should not grow with how many documents hold one of its terms. MaxScore (Turtle &
+Flood, "Query evaluation: strategies and optimizations", IP&M 31(6), 1995) splits the query terms
+by their score upper bound ``ub_t = idf_t · max tf factor of t``: candidates are drawn only from
+the postings of the "essential" terms (highest bounds first); every candidate is then scored
+exactly over every term (binary search into the other terms' sorted postings), and the ``limit``-th
+best visible candidate score ``θ`` is compared with the sum of the remaining terms' bounds. A
+document holding none of the essential terms scores at most that sum, so once the sum is below
+``θ`` the candidates' top is the exact top; otherwise the next term becomes essential. Common
+terms (large postings, low IDF, hence low bounds) are then only probed, never scanned.
+
+Scores are bit-identical to the exhaustive scorer (:func:`dense_top`): per document, the float32
+products ``idf · w`` are added into a float64 accumulator in the same term order. Ties are broken
+by document position (= rowid order), in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.recall_index.segment import Segment
+
+__all__ = ["BOUND_SLACK", "DENSE_SHARE", "dense_top", "pruned_top", "select_top"]
+
+Visible = Callable[[npt.NDArray[np.intp]], npt.NDArray[np.bool_]]
+"""Visibility of document positions (a boolean mask over them)."""
+Hits = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]
+"""``(document positions, scores)``, best first."""
+Postings = tuple[float, npt.NDArray[np.int32], npt.NDArray[np.float32]]
+"""``(idf, ascending document positions, tf factors)`` of one query term."""
+
+BOUND_SLACK = 1e-9
+"""Relative margin on the summed bounds (float64 rounding of the sum never lets a doc slip)."""
+DENSE_SHARE = 0.25
+"""Scan every posting instead once the candidates exceed this share of the segment."""
+
+_EMPTY_IDX: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+_EMPTY_SCORES: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+
+
+def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit: int) -> Hits:
+    """The best ``limit`` of ``idx`` (ascending positions) by score, ties by smaller position.
+
+    ``limit`` 0 keeps all. Returns them best first.
+    """
+    if 0 < limit < len(idx):
+        kth = -np.partition(-scores, limit - 1)[limit - 1]
+        above = np.flatnonzero(scores > kth)
+        ties = np.flatnonzero(scores == kth)[: limit - len(above)]
+        keep = np.concatenate([above, ties])
+        idx, scores = idx[keep], scores[keep]
+    order = np.lexsort((idx, -scores))
+    return idx[order], scores[order]
+
+
+def _score(
+    cand: npt.NDArray[np.intp], terms: Sequence[Postings]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int16]]:
+    """Exact scores and matched-term counts of the sorted positions ``cand``."""
+    acc = np.zeros(len(cand), dtype=np.float64)
+    matched = np.zeros(len(cand), dtype=np.int16)
+    for idf, docs, w in terms:
+        pos = np.searchsorted(docs, cand)
+        np.minimum(pos, len(docs) - 1, out=pos)
+        hit = docs[pos] == cand
+        acc[hit] += idf * w[pos[hit]]
+        matched += hit
+    return acc, matched
+
+
+def dense_top(
+    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
+) -> Hits:
+    """The exhaustive scorer: every posting of every term, then :func:`select_top`.
+
+    ``need``: documents must hold at least this many of the terms.
+    """
+    acc = np.zeros(len(seg), dtype=np.float64)
+    matched = np.zeros(len(seg), dtype=np.int16)
+    for term, idf in weights.items():
+        docs, w = seg.postings(term)
+        if len(docs):
+            acc[docs] += idf * w
+            matched[docs] += 1
+    idx = np.flatnonzero(matched >= max(1, need))
+    idx = idx[visible(idx)]
+    return select_top(idx, acc[idx], limit)
+
+
+def pruned_top(
+    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
+) -> Hits:
+    """Exactly :func:`dense_top`'s answer, touching only the postings MaxScore needs.
+
+    With ``need`` > 1 every term is required, so the rarest term's postings are the candidates.
+    """
+    terms: list[Postings] = []
+    bounds: list[float] = []
+    for term, idf in weights.items():
+        docs, w = seg.postings(term)
+        if len(docs):
+            terms.append((idf, docs, w))
+            bounds.append(float((idf * seg.term_max(term))[0]))
+    if not terms:
+        return _EMPTY_IDX, _EMPTY_SCORES
+    if limit <= 0:
+        return dense_top(seg, weights, visible, limit, need)
+    if need > 1:
+        rarest = min(terms, key=lambda t: len(t[1]))
+        return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
+    order = sorted(range(len(terms)), key=lambda i: -bounds[i])
+    dense_at = DENSE_SHARE * len(seg)
+    for k in range(1, len(terms) + 1):
+        ess = [terms[i][1] for i in order[:k]]
+        if sum(len(d) for d in ess) > dense_at:
+            break
+        cand: npt.NDArray[np.intp] = (
+            ess[0].astype(np.intp) if k == 1 else np.unique(np.concatenate(ess)).astype(np.intp)
+        )
+        acc, _ = _score(cand, terms)
+        vis = visible(cand)
+        cand, acc = cand[vis], acc[vis]
+        rest = sum(bounds[i] for i in order[k:])
+        if k == len(terms) or (
+            len(cand) >= limit
+            and rest * (1 + BOUND_SLACK) < -np.partition(-acc, limit - 1)[limit - 1]
+        ):
+            return select_top(cand, acc, limit)
+    return dense_top(seg, weights, visible, limit, need)
+
+
+def _finish(
+    cand: npt.NDArray[np.intp],
+    terms: Sequence[Postings],
+    visible: Visible,
+    limit: int,
+    need: int,
+) -> Hits:
+    acc, matched = _score(cand, terms)
+    keep = matched >= need
+    cand, acc = cand[keep], acc[keep]
+    vis = visible(cand)
+    return select_top(cand[vis], acc[vis], limit)
