@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from shared.recall_index.segment import Segment
 
-__all__ = ["BOUND_SLACK", "DENSE_SHARE", "dense_top", "pruned_top", "select_top"]
+__all__ = ["BOUND_SLACK", "DENSE_DOCS", "DENSE_SHARE", "dense_top", "pruned_top", "select_top"]
 
 Visible = Callable[[npt.NDArray[np.intp]], npt.NDArray[np.bool_]]
 """Visibility of document positions (a boolean mask over them)."""
@@ -37,6 +37,8 @@ BOUND_SLACK = 1e-9
 """Relative margin on the summed bounds (float64 rounding of the sum never lets a doc slip)."""
 DENSE_SHARE = 0.25
 """Scan every posting instead once the candidates exceed this share of the segment."""
+DENSE_DOCS = 50_000
+"""Segments up to this size are scanned: a scan of ~3,000 postings beats pruning's fixed cost."""
 
 _EMPTY_IDX: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
 _EMPTY_SCORES: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
@@ -60,14 +62,17 @@ def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit
 def _score(
     cand: npt.NDArray[np.intp], terms: Sequence[Postings]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int16]]:
-    """Exact scores and matched-term counts of the sorted positions ``cand``."""
+    """Exact scores and matched-term counts of the sorted positions ``cand``.
+
+    A term a candidate lacks adds an exact ``0.0``, which leaves the float64 sum unchanged.
+    """
     acc = np.zeros(len(cand), dtype=np.float64)
     matched = np.zeros(len(cand), dtype=np.int16)
     for idf, docs, w in terms:
-        pos = np.searchsorted(docs, cand)
+        pos = docs.searchsorted(cand)
         np.minimum(pos, len(docs) - 1, out=pos)
-        hit = docs[pos] == cand
-        acc[hit] += idf * w[pos[hit]]
+        hit = docs.take(pos) == cand
+        acc += np.where(hit, idf * w.take(pos), 0.0)
         matched += hit
     return acc, matched
 
@@ -92,11 +97,20 @@ def dense_top(
 
 
 def pruned_top(
-    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
+    seg: Segment,
+    weights: dict[str, float],
+    visible: Visible,
+    limit: int,
+    need: int = 1,
+    dense_docs: int = DENSE_DOCS,
 ) -> Hits:
     """Exactly :func:`dense_top`'s answer, touching only the postings MaxScore needs.
 
     With ``need`` > 1 every term is required, so the rarest term's postings are the candidates.
+    Segments of at most ``dense_docs`` documents are scanned (:func:`dense_top`), which is
+    cheaper there. At most two candidate rounds: the first (the highest-bound term) gives ``θ``;
+    the second takes every term whose bound the rest cannot beat ``θ`` without (``θ`` only grows
+    with more candidates, so the second round is final).
     """
     terms: list[Postings] = []
     bounds: list[float] = []
@@ -107,30 +121,39 @@ def pruned_top(
             bounds.append(float((idf * seg.term_max(term))[0]))
     if not terms:
         return _EMPTY_IDX, _EMPTY_SCORES
-    if limit <= 0:
+    if limit <= 0 or len(seg) <= dense_docs:
         return dense_top(seg, weights, visible, limit, need)
     if need > 1:
         rarest = min(terms, key=lambda t: len(t[1]))
         return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
     order = sorted(range(len(terms)), key=lambda i: -bounds[i])
-    dense_at = DENSE_SHARE * len(seg)
-    for k in range(1, len(terms) + 1):
+    rest = [sum(bounds[i] for i in order[k:]) * (1 + BOUND_SLACK) for k in range(len(terms) + 1)]
+    k = 1
+    for _ in range(2):
         ess = [terms[i][1] for i in order[:k]]
-        if sum(len(d) for d in ess) > dense_at:
+        if sum(len(d) for d in ess) > DENSE_SHARE * len(seg):
             break
-        cand: npt.NDArray[np.intp] = (
-            ess[0].astype(np.intp) if k == 1 else np.unique(np.concatenate(ess)).astype(np.intp)
-        )
+        cand = _union(ess)
         acc, _ = _score(cand, terms)
         vis = visible(cand)
         cand, acc = cand[vis], acc[vis]
-        rest = sum(bounds[i] for i in order[k:])
-        if k == len(terms) or (
-            len(cand) >= limit
-            and rest * (1 + BOUND_SLACK) < -np.partition(-acc, limit - 1)[limit - 1]
-        ):
+        theta = -np.partition(-acc, limit - 1)[limit - 1] if len(cand) >= limit else -np.inf
+        if k == len(terms) or rest[k] < theta:
             return select_top(cand, acc, limit)
+        k = next(j for j in range(k, len(terms) + 1) if j == len(terms) or rest[j] < theta)
     return dense_top(seg, weights, visible, limit, need)
+
+
+def _union(lists: Sequence[npt.NDArray[np.int32]]) -> npt.NDArray[np.intp]:
+    """The sorted distinct positions of several ascending position arrays."""
+    if len(lists) == 1:
+        return lists[0].astype(np.intp)
+    out = np.concatenate(lists).astype(np.intp)
+    out.sort()
+    keep = np.empty(len(out), dtype=np.bool_)
+    keep[0] = True
+    np.not_equal(out[1:], out[:-1], out=keep[1:])
+    return out[keep]
 
 
 def _finish(

@@ -84,7 +84,7 @@ def test_pruned_equals_exhaustive(seed, n, query, limit, k1, b, hidden, need_all
         return shown[idx]
 
     dense_idx, dense_scores = dense_top(seg, weights, visible, limit, need)
-    idx, scores = pruned_top(seg, weights, visible, limit, need)
+    idx, scores = pruned_top(seg, weights, visible, limit, need, dense_docs=0)
     assert idx.tolist() == dense_idx.tolist()
     assert scores.tolist() == dense_scores.tolist()
     reference = _reference(seg, weights, shown, need)
