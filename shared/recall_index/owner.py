@@ -47,6 +47,7 @@ class OwnerIndex:
         self.params = params
         self.seg_bytes = segment.nbytes()
         self.build_cpu_ms = 0.0  # CPU time the segment took to build (set by the loader)
+        self.from_snapshot = False  # built from a stored snapshot (set by the loader)
         self.generation = 0  # bumped by every applied write (caches derived from it re-read)
 
     @property

@@ -32,7 +32,15 @@ from shared.recall_index.analysis import analyse_many, context_text
 from shared.recall_index.visibility import TYPE_CODE, expires_value
 from shared.store.recall_rows import IndexedRow
 
-__all__ = ["Bm25Params", "Segment", "build_segment", "tf_factor"]
+__all__ = [
+    "Bm25Params",
+    "Segment",
+    "SegmentData",
+    "analyse_rows",
+    "build_segment",
+    "segment_from",
+    "tf_factor",
+]
 
 
 class Bm25Params(msgspec.Struct, frozen=True):
@@ -170,8 +178,28 @@ def _codes(values: Sequence[str | None]) -> dict[str, int]:
     return codes
 
 
-def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
-    """Index memory rows with their search fields (CPU only; run it off the event loop).
+class SegmentData(msgspec.Struct):
+    """What a segment is built from, independent of the BM25 parameters.
+
+    Per (term, document) pair, in term-id then position order: ``post_doc`` (int32 position),
+    ``tf_own``/``tf_ctx`` (float32 occurrences in the memory's text / its context); per term
+    (ids by first occurrence) ``terms`` and ``term_start`` (int64, ``len(terms) + 1``); per
+    document ``own_len``/``ctx_len`` (int32 token counts). This is what an owner snapshot
+    stores (:mod:`shared.recall_index.snapshot`), so a load skips the text analysis.
+    """
+
+    memories: list[Memory]
+    terms: list[str]
+    term_start: npt.NDArray[np.int64]
+    post_doc: npt.NDArray[np.int32]
+    tf_own: npt.NDArray[np.float32]
+    tf_ctx: npt.NDArray[np.float32]
+    own_len: npt.NDArray[np.int32]
+    ctx_len: npt.NDArray[np.int32]
+
+
+def analyse_rows(docs: Sequence[IndexedRow]) -> SegmentData:
+    """Analyse memory rows with their search fields (CPU only; run it off the event loop).
 
     Cost: per-token work in C (:func:`analyse_many`), then numpy sorts over (term, doc) pairs.
     """
@@ -187,25 +215,44 @@ def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
         map(vocab.__getitem__, itertools.chain(own, ctx)), dtype=np.int64, count=len(own) + len(ctx)
     )
     did = np.concatenate([np.repeat(doc_ids, own_len), np.repeat(doc_ids, ctx_len)])
-    fw = np.concatenate([np.ones(len(own)), np.full(len(ctx), p.context_weight)])
+    in_ctx = np.concatenate([np.zeros(len(own)), np.ones(len(ctx))])
     pairs, inverse = np.unique(tid * n + did, return_inverse=True)
-    f = np.bincount(inverse, weights=fw)
-    pair_doc = pairs % n
-    pair_term = pairs // n
-    lengths = np.asarray(own_len, dtype=np.float64) + np.asarray(ctx_len, dtype=np.float64)
-    avgdl = float(lengths.mean()) if len(docs) else 1.0
-    w = tf_factor(f.astype(np.float64), lengths[pair_doc], avgdl, p)
-    counts = np.bincount(pair_term, minlength=len(vocab))
+    tf_ctx = np.bincount(inverse, weights=in_ctx, minlength=len(pairs))
+    tf_own = np.bincount(inverse, minlength=len(pairs)) - tf_ctx
+    counts = np.bincount(pairs // n, minlength=len(vocab))
     term_start = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(counts, out=term_start[1:])
-    memories = [row.memory for row in docs]
+    return SegmentData(
+        [row.memory for row in docs],
+        list(vocab),
+        term_start,
+        (pairs % n).astype(np.int32),
+        tf_own.astype(np.float32),
+        tf_ctx.astype(np.float32),
+        np.asarray(own_len, dtype=np.int32),
+        np.asarray(ctx_len, dtype=np.int32),
+    )
+
+
+def segment_from(data: SegmentData, p: Bm25Params) -> Segment:
+    """The searchable segment of analysed rows with parameters ``p`` (vectorised, O(postings))."""
+    lengths = data.own_len.astype(np.float64) + data.ctx_len
+    avgdl = float(lengths.mean()) if len(lengths) else 1.0
+    f = data.tf_own.astype(np.float64) + p.context_weight * data.tf_ctx.astype(np.float64)
+    w = tf_factor(f, lengths[data.post_doc], avgdl, p)
+    memories = data.memories
     return Segment(
         memories,
-        vocab,
-        term_start,
-        pair_doc.astype(np.int32),
+        dict(zip(data.terms, range(len(data.terms)), strict=True)),
+        data.term_start,
+        data.post_doc,
         w.astype(np.float32),
         avgdl,
         _codes([m.user_id for m in memories]),
         _codes([m.session_id for m in memories]),
     )
+
+
+def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
+    """Index memory rows: :func:`segment_from` of :func:`analyse_rows` (CPU only)."""
+    return segment_from(analyse_rows(docs), p)
