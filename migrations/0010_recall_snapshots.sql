@@ -20,6 +20,9 @@ CREATE TRIGGER recall_snapshots_delete AFTER DELETE ON memories BEGIN
 END;
 
 CREATE TRIGGER recall_snapshots_update AFTER UPDATE OF
-    owner_id, key, content, search_text, context, metadata ON memories BEGIN
+    owner_id, key, content, search_text, context, metadata ON memories
+WHEN old.owner_id IS NOT new.owner_id OR old.key IS NOT new.key
+    OR old.content IS NOT new.content OR old.search_text IS NOT new.search_text
+    OR old.context IS NOT new.context OR old.metadata IS NOT new.metadata BEGIN
     DELETE FROM recall_snapshots WHERE owner_id IN (old.owner_id, new.owner_id);
 END;

@@ -328,6 +328,10 @@ class OwnerCache:
         except Exception:  # pruning is housekeeping: the next period retries
             log.warning("pruning the change feed failed", exc_info=True)
 
+    async def settle(self) -> None:
+        """Wait for the background work started so far (snapshot writes, feed pruning)."""
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     async def close(self) -> None:
         """Cancel background work and close the source."""
         if self._watcher is not None:
