@@ -17,7 +17,7 @@ from pathlib import Path
 from shared.models import MemoryChanges, NewMemory, Scope
 from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.recall_index import snapshot as snap
-from shared.settings import load_settings
+from shared.settings import Settings, load_settings
 from shared.store import Store, recall_rows
 
 TEXTS = [
@@ -52,7 +52,7 @@ async def _answers(index: KeywordIndex, now: float) -> list[list[tuple[int, floa
     return out
 
 
-async def _open(tmp_path: Path) -> tuple[Store, object]:
+async def _open(tmp_path: Path) -> tuple[Store, Settings]:
     db = str(tmp_path / "s.db")
     return await Store.open(db), load_settings({}, db_path=db, recall_freshness_ms=0)
 
