@@ -262,3 +262,14 @@ async def save_snapshot(
             stored = cur.rowcount
             await cur.close()
     return bool(stored)
+
+
+async def drop_snapshot(conn: aiosqlite.Connection, owner_id: str) -> None:
+    """Delete ``owner_id``'s recall snapshot (its next cold load reads the rows).
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("dropping a recall snapshot"):
+        async with transaction(conn, notify=False):
+            await conn.execute("DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
