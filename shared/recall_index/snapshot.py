@@ -68,10 +68,10 @@ class LazyMemories:
 
     _decoder = msgspec.msgpack.Decoder(Memory)
 
-    def __init__(self, raw: list[msgspec.Raw]) -> None:
+    def __init__(self, raw: list[msgspec.Raw], nbytes: int) -> None:
         self.raw = raw
         self.done: list[Memory | None] = [None] * len(raw)
-        self.nbytes = sum(map(len, raw))
+        self.nbytes = nbytes  # the records keep the whole blob they were decoded from alive
 
     def __len__(self) -> int:
         return len(self.raw)
@@ -107,13 +107,14 @@ def decode(blob: bytes) -> SegmentData | None:
     try:
         b = _DECODER.decode(blob)
         got: dict[str, npt.NDArray[Any]] = {
-            name: np.frombuffer(b.arrays[name], dtype=dt).astype(dt[1:])
-            for name, dt in _ARRAYS.items()
+            name: np.frombuffer(b.arrays[name], dtype=dt) for name, dt in _ARRAYS.items()
         }
         cols = {c: np.frombuffer(b.arrays[f"col.{c}"], dtype=t).copy() for c, t in COLUMNS.items()}
     except (msgspec.DecodeError, msgspec.ValidationError, KeyError, ValueError):
         return None
-    data = SegmentData(LazyMemories(b.memories), cols, b.users, b.sessions, b.terms, **got)
+    data = SegmentData(
+        LazyMemories(b.memories, len(blob)), cols, b.users, b.sessions, b.terms, **got
+    )
     n, postings = len(b.memories), len(data.post_doc)
     consistent = (
         len(data.term_start) == len(data.terms) + 1
