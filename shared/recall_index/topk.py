@@ -40,6 +40,8 @@ DENSE_SHARE = 0.25
 DENSE_DOCS = 50_000
 """Segments up to this size are scanned: a scan of ~3,000 postings beats pruning's fixed cost."""
 
+_TAG = 64
+"""Term tag space of :func:`_promising` (more than ``shared.fts_query.DEFAULT_MAX_TERMS``)."""
 _EMPTY_IDX: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
 _EMPTY_SCORES: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
 
@@ -52,7 +54,8 @@ def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit
     if 0 < limit < len(idx):
         kth = -np.partition(-scores, limit - 1)[limit - 1]
         above = np.flatnonzero(scores > kth)
-        ties = np.flatnonzero(scores == kth)[: limit - len(above)]
+        ties = np.flatnonzero(scores == kth)
+        ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
         keep = np.concatenate([above, ties])
         idx, scores = idx[keep], scores[keep]
     order = np.lexsort((idx, -scores))
@@ -68,10 +71,11 @@ def _score(
     """
     acc = np.zeros(len(cand), dtype=np.float64)
     matched = np.zeros(len(cand), dtype=np.int16)
+    probe = cand.astype(np.int32)  # the postings' dtype: a mixed-dtype search copies the postings
     for idf, docs, w in terms:
-        pos = docs.searchsorted(cand)
+        pos = docs.searchsorted(probe)
         np.minimum(pos, len(docs) - 1, out=pos)
-        hit = docs.take(pos) == cand
+        hit = docs.take(pos) == probe
         acc += np.where(hit, idf * w.take(pos), 0.0)
         matched += hit
     return acc, matched
@@ -108,9 +112,9 @@ def pruned_top(
 
     With ``need`` > 1 every term is required, so the rarest term's postings are the candidates.
     Segments of at most ``dense_docs`` documents are scanned (:func:`dense_top`), which is
-    cheaper there. At most two candidate rounds: the first (the highest-bound term) gives ``θ``;
-    the second takes every term whose bound the rest cannot beat ``θ`` without (``θ`` only grows
-    with more candidates, so the second round is final).
+    cheaper there. Two rounds: the highest-bound term's documents, scored exactly, give ``θ``;
+    then the next terms, until the bounds of those left sum below ``θ``, contribute the
+    documents whose bound can still reach ``θ`` (:func:`_promising`), scored exactly too.
     """
     terms: list[Postings] = []
     bounds: list[float] = []
@@ -126,34 +130,58 @@ def pruned_top(
     if need > 1:
         rarest = min(terms, key=lambda t: len(t[1]))
         return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
+    found = _maxscore(len(seg), terms, bounds, visible, limit)
+    return dense_top(seg, weights, visible, limit, need) if found is None else found
+
+
+def _maxscore(
+    n: int, terms: Sequence[Postings], bounds: Sequence[float], visible: Visible, limit: int
+) -> Hits | None:
+    """The two MaxScore rounds of :func:`pruned_top`; None when a scan is cheaper."""
     order = sorted(range(len(terms)), key=lambda i: -bounds[i])
     rest = [sum(bounds[i] for i in order[k:]) * (1 + BOUND_SLACK) for k in range(len(terms) + 1)]
-    k = 1
-    for _ in range(2):
-        ess = [terms[i][1] for i in order[:k]]
-        if sum(len(d) for d in ess) > DENSE_SHARE * len(seg):
-            break
-        cand = _union(ess)
-        acc, _ = _score(cand, terms)
-        vis = visible(cand)
-        cand, acc = cand[vis], acc[vis]
-        theta = -np.partition(-acc, limit - 1)[limit - 1] if len(cand) >= limit else -np.inf
-        if k == len(terms) or rest[k] < theta:
-            return select_top(cand, acc, limit)
-        k = next(j for j in range(k, len(terms) + 1) if j == len(terms) or rest[j] < theta)
-    return dense_top(seg, weights, visible, limit, need)
+    first = terms[order[0]][1]
+    if len(first) > DENSE_SHARE * n:
+        return None
+    cand = first.astype(np.intp)
+    acc, _ = _score(cand, terms)
+    vis = visible(cand)
+    cand, acc = cand[vis], acc[vis]
+    theta = -np.partition(-acc, limit - 1)[limit - 1] if len(cand) >= limit else -np.inf
+    k = next(j for j in range(1, len(terms) + 1) if j == len(terms) or rest[j] < theta)
+    if k == 1:
+        return select_top(cand, acc, limit)
+    more = _promising(first, [(terms[i][1], bounds[i]) for i in order[1:k]], rest[k], theta)
+    if len(more) > DENSE_SHARE * n:
+        return None
+    more_acc, _ = _score(more, terms)
+    vis = visible(more)
+    both = np.concatenate([cand, more[vis]])
+    return select_top(both, np.concatenate([acc, more_acc[vis]]), limit)
 
 
-def _union(lists: Sequence[npt.NDArray[np.int32]]) -> npt.NDArray[np.intp]:
-    """The sorted distinct positions of several ascending position arrays."""
-    if len(lists) == 1:
-        return lists[0].astype(np.intp)
-    out = np.concatenate(lists).astype(np.intp)
-    out.sort()
-    keep = np.empty(len(out), dtype=np.bool_)
-    keep[0] = True
-    np.not_equal(out[1:], out[:-1], out=keep[1:])
-    return out[keep]
+def _promising(
+    first: npt.NDArray[np.int32],
+    others: Sequence[tuple[npt.NDArray[np.int32], float]],
+    rest: float,
+    theta: float,
+) -> npt.NDArray[np.intp]:
+    """Positions outside ``first`` that hold one of ``others`` and may still reach ``theta``.
+
+    A document's score is at most the bounds of the ``others`` terms it holds plus ``rest`` (the
+    bounds of the terms not listed); those below ``theta`` are left out. One sort of the
+    ``others`` postings, tagged with their term, gives each document's terms.
+    """
+    keys = np.concatenate([docs.astype(np.int64) * _TAG + i for i, (docs, _) in enumerate(others)])
+    keys.sort()
+    doc = keys // _TAG
+    starts = np.flatnonzero(np.concatenate([[True], doc[1:] != doc[:-1]]))
+    tag_bound = np.array([b for _, b in others], dtype=np.float64)
+    held = np.add.reduceat(tag_bound[keys % _TAG], starts)
+    out = doc[starts][(held + rest) * (1 + BOUND_SLACK) >= theta].astype(np.intp)
+    pos = np.minimum(first.searchsorted(out.astype(np.int32)), len(first) - 1)
+    out_first: npt.NDArray[np.intp] = out[first[pos] != out]
+    return out_first
 
 
 def _finish(
