@@ -22,7 +22,8 @@ product's write path (``MemoryStore.upsert_many``) and reused: the caller owner 
   store was opened; with ``--no-cold``, one warm engine as in a gateway), and the cache's estimate
   of the bytes its owner indexes hold (what ``MNEMOGATE_RECALL_CACHE_MB`` bounds);
 
-then the growth of the keyword p50 from the smallest to the largest size.
+then the growth of the keyword p50 and CPU per query from the smallest to the largest size (on a
+shared machine the CPU figure is the steadier one).
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ async def warm(store: Store, settings: Settings, qs: list[str]) -> tuple[float, 
     return pct(lat, 0.5), pct(lat, 0.99), cpu, held
 
 
-async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> float:
+async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> tuple[float, float]:
     db = os.path.join(args.data_dir, f"recall-{n}.db")
     fresh = not Path(db).exists()  # noqa: ASYNC240 (a benchmark, once per size)
     store = await Store.open(db)
@@ -173,7 +174,7 @@ async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> float:
     line += f" | rss {rss_mb():6.0f} MB (+{rss_mb() - base:.0f}), cache {held / 2**20:6.0f} MB"
     print(line, flush=True)
     await store.close()
-    return p50
+    return p50, cpu
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -181,9 +182,13 @@ async def main_async(args: argparse.Namespace) -> None:
     os.makedirs(args.data_dir, exist_ok=True)
     qs = queries(args.queries)
     print(f"recall latency, {args.queries} distinct LoCoMo questions per size", flush=True)
-    p50s = [await run_size(n, args, qs) for n in sizes]
-    if len(p50s) > 1:
-        print(f"keyword p50 growth {sizes[0]:,} → {sizes[-1]:,}: {p50s[-1] / p50s[0]:.2f}x")
+    figures = [await run_size(n, args, qs) for n in sizes]
+    if len(figures) > 1:
+        (p0, c0), (p1, c1) = figures[0], figures[-1]
+        print(
+            f"keyword growth {sizes[0]:,} → {sizes[-1]:,}: p50 {p1 / p0:.2f}x, "
+            f"CPU per query {c1 / c0:.2f}x"
+        )
 
 
 def main() -> None:
