@@ -246,10 +246,12 @@ class OwnerCache:
             data = analyse_rows(self.source.decode(raw))
             index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
             index.build_cpu_ms = (time.thread_time() - cpu) * 1000
-            return index, snapshot.encode(data)
+            # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
+            small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
+            return index, snapshot.encode(data) if small else b""
 
         index, blob = await asyncio.to_thread(build)
-        if len(blob) <= snapshot.MAX_BYTES:
+        if 0 < len(blob) <= snapshot.MAX_BYTES:
             self._spawn(self._save(owner_id, seq, blob))
         return index
 
