@@ -3,7 +3,7 @@
 Usage::
 
     python bench/recall_latency.py [--sizes 1k,10k,100k[,1m]] [--queries 300] [--hybrid]
-        [--data-dir data/bench]
+        [--no-cold] [--data-dir data]
 
 Each size is a database under ``--data-dir`` (``data/`` is gitignored), built once through the
 product's write path (``MemoryStore.upsert_many``) and reused: the caller owner holds N memories
@@ -11,13 +11,19 @@ product's write path (``MemoryStore.upsert_many``) and reused: the caller owner 
 1,000 each. Queries are LoCoMo questions (distinct). For each size it prints:
 
 * cold: time to answer the first query of an owner whose index is not cached (feed read, owner
-  snapshot, index build in a worker thread, search), median of 3 fresh engines, and the build's
-  CPU time;
+  load, index build in a worker thread, search), median of 3 fresh engines, and the build's CPU
+  time: ``rows`` with no stored snapshot (rows read and analysed), ``snap`` from the owner
+  snapshot the previous load stored;
 * keyword: recall p50/p99 (wall) and CPU ms per query with a warm cache (``exact`` strategy);
 * hybrid (``--hybrid``): the same with the static embedding table and sqlite-vec (vectors are
   written once, through the engine, on first use of the database);
 
-then the growth of the keyword p50 from the smallest to the largest size.
+* rss: the process's resident memory (MB) after the warm runs (in brackets: its growth since the
+  store was opened; with ``--no-cold``, one warm engine as in a gateway), and the cache's estimate
+  of the bytes its owner indexes hold (what ``MNEMOGATE_RECALL_CACHE_MB`` bounds);
+
+then the growth of the keyword p50 and CPU per query from the smallest to the largest size (on a
+shared machine the CPU figure is the steadier one).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from shared.engine import build_engine
 from shared.models import NewMemory, Scope
 from shared.retrieval import recall, retention_of
 from shared.settings import Settings, load_settings
-from shared.store import Store
+from shared.store import Store, recall_rows
 
 STATIC_TABLE = Path(__file__).resolve().parents[1] / "data" / "models" / "minilm-static-256.npz"
 """The static embedding table (``mnemogate models build-static --out <this path>``)."""
@@ -88,8 +94,16 @@ async def ensure_vectors(store: Store, settings: Settings) -> None:
     await http.aclose()
 
 
-async def cold(store: Store, settings: Settings, query: str) -> tuple[float, float]:
-    """Wall ms of the first recall of a fresh engine, and the CPU ms of its index build."""
+async def cold(
+    store: Store, settings: Settings, query: str, *, rows: bool
+) -> tuple[float, float, bool]:
+    """Wall ms of the first recall of a fresh engine, CPU ms of its build, whether from a snapshot.
+
+    ``rows``: drop the caller's snapshot first (the load reads and analyses its rows); the load
+    stores a new snapshot, awaited before returning.
+    """
+    if rows:
+        await recall_rows.drop_snapshot(store.writer, CALLER)
     http = httpx.AsyncClient()
     engine = build_engine(settings, store, http, retention_of(settings))
     start = time.perf_counter()
@@ -97,12 +111,24 @@ async def cold(store: Store, settings: Settings, query: str) -> tuple[float, flo
     wall = (time.perf_counter() - start) * 1000
     assert engine.keywords is not None
     index = engine.keywords.cache.owners[CALLER]
+    await engine.keywords.cache.settle()
+    await engine.keywords.close()
     await http.aclose()
-    return wall, index.build_cpu_ms
+    return wall, index.build_cpu_ms, index.from_snapshot
 
 
-async def warm(store: Store, settings: Settings, qs: list[str]) -> tuple[float, float, float]:
-    """(p50 ms, p99 ms, CPU ms per query) of recall with a warm cache."""
+def rss_mb() -> float:
+    """Resident set size of this process (MB, from ``/proc/self/status``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/status") as f:
+            line = next(x for x in f if x.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return 0.0
+    return int(line.split()[1]) / 1024
+
+
+async def warm(store: Store, settings: Settings, qs: list[str]) -> tuple[float, float, float, int]:
+    """(p50 ms, p99 ms, CPU ms per query, cache bytes) of recall with a warm cache."""
     http = httpx.AsyncClient()
     engine = build_engine(settings, store, http, retention_of(settings))
     await engine.warm_up()
@@ -115,11 +141,12 @@ async def warm(store: Store, settings: Settings, qs: list[str]) -> tuple[float, 
         await recall(store.memories, scope, q, settings, time.time(), engine)
         lat.append((time.perf_counter() - start) * 1000)
     cpu = (time.process_time() - cpu0) * 1000 / len(qs)
+    held = engine.keywords.cache.nbytes if engine.keywords is not None else 0
     await http.aclose()
-    return pct(lat, 0.5), pct(lat, 0.99), cpu
+    return pct(lat, 0.5), pct(lat, 0.99), cpu, held
 
 
-async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> float:
+async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> tuple[float, float]:
     db = os.path.join(args.data_dir, f"recall-{n}.db")
     fresh = not Path(db).exists()  # noqa: ASYNC240 (a benchmark, once per size)
     store = await Store.open(db)
@@ -128,21 +155,26 @@ async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> float:
         await seed(store, n)
         print(f"  seeded {n:,} memories in {time.perf_counter() - t0:.1f} s", flush=True)
     keyword = bench_settings(db, embedding_source="none", retrieval_strategy="exact")
-    colds = [await cold(store, keyword, qs[i]) for i in range(3)]
-    p50, p99, cpu = await warm(store, keyword, qs)
-    line = (
-        f"{n:>9,} | cold {pct([c[0] for c in colds], 0.5):7.1f} ms (build CPU "
-        f"{pct([c[1] for c in colds], 0.5):6.1f} ms) | keyword p50 {p50:6.2f} p99 {p99:6.2f} "
-        f"ms, CPU {cpu:5.2f} ms/q"
-    )
+    line = f"{n:>9,} | cold"
+    base = rss_mb()
+    for rows in (True, False) if args.cold else ():
+        colds = [await cold(store, keyword, qs[i], rows=rows) for i in range(3)]
+        kind = "snap" if all(c[2] for c in colds) else "rows" if rows else "snap(none)"
+        line += (
+            f" {kind} {pct([c[0] for c in colds], 0.5):7.1f} ms "
+            f"(CPU {pct([c[1] for c in colds], 0.5):6.1f})"
+        )
+    p50, p99, cpu, held = await warm(store, keyword, qs)
+    line += f" | keyword p50 {p50:6.2f} p99 {p99:6.2f} ms, CPU {cpu:5.2f} ms/q"
     if args.hybrid:
         hybrid = bench_settings(db, embedding_source="static")
         await ensure_vectors(store, hybrid)
-        h50, h99, hcpu = await warm(store, hybrid, qs)
+        h50, h99, hcpu, _ = await warm(store, hybrid, qs)
         line += f" | hybrid static p50 {h50:6.2f} p99 {h99:6.2f} ms, CPU {hcpu:5.2f} ms/q"
+    line += f" | rss {rss_mb():6.0f} MB (+{rss_mb() - base:.0f}), cache {held / 2**20:6.0f} MB"
     print(line, flush=True)
     await store.close()
-    return p50
+    return p50, cpu
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -150,9 +182,13 @@ async def main_async(args: argparse.Namespace) -> None:
     os.makedirs(args.data_dir, exist_ok=True)
     qs = queries(args.queries)
     print(f"recall latency, {args.queries} distinct LoCoMo questions per size", flush=True)
-    p50s = [await run_size(n, args, qs) for n in sizes]
-    if len(p50s) > 1:
-        print(f"keyword p50 growth {sizes[0]:,} → {sizes[-1]:,}: {p50s[-1] / p50s[0]:.2f}x")
+    figures = [await run_size(n, args, qs) for n in sizes]
+    if len(figures) > 1:
+        (p0, c0), (p1, c1) = figures[0], figures[-1]
+        print(
+            f"keyword growth {sizes[0]:,} → {sizes[-1]:,}: p50 {p1 / p0:.2f}x, "
+            f"CPU per query {c1 / c0:.2f}x"
+        )
 
 
 def main() -> None:
@@ -160,6 +196,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1k,10k,100k")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--hybrid", action="store_true", help="also measure hybrid (static)")
+    parser.add_argument(
+        "--no-cold",
+        dest="cold",
+        action="store_false",
+        help="skip the cold loads (then rss is that of one warm engine, as in a gateway)",
+    )
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     asyncio.run(main_async(parser.parse_args()))
 

@@ -47,11 +47,17 @@ def _strip_diacritics(text: str) -> str:
 
 
 def _stem_map(tokens: Iterable[str]) -> dict[str, str]:
-    """The index term of every distinct token (stemming each distinct token once, in C)."""
-    new = [t for t in set(tokens) if t not in _STEMS]
+    """The index term of every distinct token (stemming each distinct token once, in C).
+
+    The map returned holds every token of ``tokens`` (when the shared map would outgrow
+    :data:`_STEMS_MAX` it is restarted with this call's tokens, which may alone exceed it).
+    """
+    distinct = set(tokens)
+    new = [t for t in distinct if t not in _STEMS]
     if new:
         if len(_STEMS) + len(new) > _STEMS_MAX:
             _STEMS.clear()
+            new = list(distinct)
         stems: list[str] = _STEMMER.stemWords(new)
         for t, s in zip(new, stems, strict=True):
             _STEMS[t] = s if t.isascii() and len(t) >= _STEM_MIN_LEN else t

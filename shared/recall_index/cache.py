@@ -1,8 +1,12 @@
 """The per-process keyword recall cache: owner indexes kept fresh from the change feed.
 
-* Cold owner: its rows are read in one snapshot (with the feed sequence they reflect) and indexed
-  in a worker thread (:func:`shared.recall_index.segment.build_segment`), so the event loop never
-  runs the build; concurrent requests for the same owner share one load.
+* Cold owner: its stored snapshot (:mod:`shared.recall_index.snapshot`: analysed rows and the
+  feed sequence they reflect) is decoded and indexed in a worker thread, then the feed after that
+  sequence is applied; without a usable snapshot its rows are read in one read transaction (with
+  the feed sequence they reflect), analysed and indexed in a worker thread
+  (:func:`shared.recall_index.segment.analyse_rows`), and a new snapshot is stored in the
+  background. The event loop never runs a build; concurrent requests for the same owner share
+  one load.
 * Freshness: every recall reflects every write committed (by any process) before it started.
   :meth:`OwnerCache.fresh` answers from the cache at once only while the source's change hint
   (SQLite: the wal-index header, which every commit of every process rewrites) equals the one
@@ -31,9 +35,10 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Coroutine
 from typing import Any
 
+from shared.recall_index import snapshot
 from shared.recall_index.feed import RecallSource
-from shared.recall_index.owner import OwnerIndex
-from shared.recall_index.segment import Bm25Params, build_segment
+from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
+from shared.recall_index.segment import Bm25Params, analyse_rows, segment_from
 from shared.store.recall_rows import Change
 
 log = logging.getLogger("mnemogate.recall_index")
@@ -50,6 +55,8 @@ PRUNE_AGE_S = 3600.0
 """Changes older than this are pruned (a process idle for longer rebuilds its cache)."""
 PRUNE_KEEP = 10_000
 """The newest changes are always kept."""
+SNAPSHOT_LAG = 20_000
+"""A stored snapshot further behind the applied feed than this is ignored (rebuilt from rows)."""
 
 
 class OwnerCache:
@@ -223,19 +230,12 @@ class OwnerCache:
         return await asyncio.shield(task)
 
     async def _load(self, owner_id: str) -> OwnerIndex:
-        seq, raw = await self.source.snapshot(owner_id)
-
-        def build() -> OwnerIndex:
-            cpu = time.thread_time()
-            segment = build_segment(self.source.decode(raw), self.params)
-            index = OwnerIndex(owner_id, segment, seq, self.params)
-            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
-            return index
-
-        index = await asyncio.to_thread(build)
+        index = await self._from_snapshot(owner_id)
+        if index is None:
+            index = await self._from_rows(owner_id)
         async with self._lock:
-            if 0 <= seq < self.applied:  # changes between the snapshot and what was applied
-                caught = await self._changes_between(seq, self.applied)
+            if 0 <= index.seq < self.applied:  # changes between the snapshot and what was applied
+                caught = await self._changes_between(index.seq, self.applied)
                 self.owners[owner_id] = index
                 await self._apply([c for c in caught if c.owner_id == owner_id])
             else:
@@ -243,6 +243,63 @@ class OwnerCache:
             self.loads += 1
             self._evict(keep=owner_id)
         return self.owners.get(owner_id, index)
+
+    async def _from_rows(self, owner_id: str) -> OwnerIndex:
+        """Read, analyse and index every row of the owner; store a snapshot in the background."""
+        seq, raw = await self.source.snapshot(owner_id)
+
+        def build() -> tuple[OwnerIndex, bytes]:
+            cpu = time.thread_time()
+            data = analyse_rows(self.source.decode(raw))
+            index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
+            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+            # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
+            small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
+            return index, snapshot.encode(data) if small else b""
+
+        index, blob = await asyncio.to_thread(build)
+        if 0 < len(blob) <= snapshot.MAX_BYTES:
+            self._spawn(self._save(owner_id, seq, blob))
+        return index
+
+    async def _from_snapshot(self, owner_id: str) -> OwnerIndex | None:
+        """The owner from its stored snapshot, or None when there is none usable.
+
+        Unusable: another format, older than the pruned feed, more than
+        :data:`SNAPSHOT_LAG` changes behind, a catch-up that would outgrow the delta
+        (:meth:`OwnerIndex.needs_rebuild`), or undecodable.
+        """
+        stored = await self.source.load_snapshot(owner_id)
+        if stored is None or stored[1] != snapshot.FORMAT:
+            return None
+        seq, _, blob = stored
+        if self.applied - seq > SNAPSHOT_LAG or seq + 1 < await self.source.tail():
+            return None
+
+        def build() -> OwnerIndex | None:
+            cpu = time.thread_time()
+            data = snapshot.decode(blob)
+            if data is None:
+                return None
+            index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
+            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+            index.from_snapshot = True
+            return index
+
+        index = await asyncio.to_thread(build)
+        if index is None:
+            return None
+        caught = await self._changes_between(seq, max(seq, self.applied))
+        churn = {c.memory_id for c in caught if c.owner_id == owner_id and c.op != "a"}
+        if len(churn) > max(REBUILD_MIN, REBUILD_SHARE * len(index.segment)):
+            return None
+        return index
+
+    async def _save(self, owner_id: str, seq: int, blob: bytes) -> None:
+        try:
+            await self.source.save_snapshot(owner_id, seq, snapshot.FORMAT, blob)
+        except Exception:  # a cache: the next cold load builds from rows again
+            log.warning("storing a recall snapshot failed", exc_info=True)
 
     async def _changes_between(self, after: int, upto: int) -> list[Change]:
         out: list[Change] = []
@@ -279,6 +336,10 @@ class OwnerCache:
             await self.source.prune(time.time() - PRUNE_AGE_S, PRUNE_KEEP)
         except Exception:  # pruning is housekeeping: the next period retries
             log.warning("pruning the change feed failed", exc_info=True)
+
+    async def settle(self) -> None:
+        """Wait for the background work started so far (snapshot writes, feed pruning)."""
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
         """Cancel background work and close the source."""

@@ -66,6 +66,12 @@ class RecallSource(Protocol):
     async def prune(self, older_than: float, keep_last: int) -> int:
         """Drop changes older than ``older_than`` (unix s), keeping the newest ``keep_last``."""
 
+    async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes] | None:
+        """``(seq, format, blob)`` of the owner's stored snapshot, or None (none or unsupported)."""
+
+    async def save_snapshot(self, owner_id: str, seq: int, fmt: str, blob: bytes) -> bool:
+        """Store a snapshot unless the owner changed after ``seq``; whether it was stored."""
+
     async def close(self) -> None:
         """Release the source's resources."""
 
@@ -151,6 +157,19 @@ class SqliteSource:
         """See :meth:`RecallSource.prune`."""
         async with self._txn:
             return await recall_rows.prune_changes(self.conn, older_than, keep_last)
+
+    async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes] | None:
+        """See :meth:`RecallSource.load_snapshot` (None for a ``:memory:`` store)."""
+        if self.path is None:
+            return None
+        return await recall_rows.load_snapshot(self.conn, owner_id)
+
+    async def save_snapshot(self, owner_id: str, seq: int, fmt: str, blob: bytes) -> bool:
+        """See :meth:`RecallSource.save_snapshot` (never for a ``:memory:`` store)."""
+        if self.path is None:
+            return False
+        async with self._txn:
+            return await recall_rows.save_snapshot(self.conn, owner_id, seq, fmt, blob)
 
     async def close(self) -> None:
         """Close the probe connection and file (the main connection belongs to the store)."""

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from shared.models import GLOBAL_OWNER, Memory, Scope
 from shared.recall_index.delta import Delta
 from shared.recall_index.segment import Bm25Params, Segment
+from shared.recall_index.topk import pruned_top
 from shared.recall_index.visibility import NO_CODE, ScopeCodes, visible_mask, visible_row
 from shared.store.memories import Retention
 
@@ -46,6 +47,7 @@ class OwnerIndex:
         self.params = params
         self.seg_bytes = segment.nbytes()
         self.build_cpu_ms = 0.0  # CPU time the segment took to build (set by the loader)
+        self.from_snapshot = False  # built from a stored snapshot (set by the loader)
         self.generation = 0  # bumped by every applied write (caches derived from it re-read)
 
     @property
@@ -125,23 +127,16 @@ class OwnerIndex:
         Scores and memories of the visible documents matching a term of ``weights`` (term →
         IDF): the best ``limit`` of the segment (all with 0) plus every delta hit. With
         ``required``, only documents holding all of those terms count. Only the kept documents
-        are touched in Python; the rest is numpy over the matches.
+        are touched in Python; the segment's top is exact with MaxScore pruning
+        (:mod:`shared.recall_index.topk`).
         """
         seg = self.segment
-        acc = np.zeros(len(seg), dtype=np.float64)
-        matched = np.zeros(len(seg), dtype=np.int16)
-        for term, idf in weights.items():
-            docs, w = seg.postings(term)
-            if len(docs):
-                acc[docs] += idf * w
-                matched[docs] += 1
-        idx = np.flatnonzero(matched >= max(1, len(required)))
         codes = self.codes(scope)
-        idx = idx[visible_mask(seg.cols, idx, codes, now, retention)]
-        scores = acc[idx]
-        if 0 < limit < len(idx):
-            keep = np.argpartition(-scores, limit - 1)[:limit]
-            idx, scores = idx[keep], scores[keep]
+
+        def visible(idx: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+            return visible_mask(seg.cols, idx, codes, now, retention)
+
+        idx, scores = pruned_top(seg, weights, visible, limit, max(1, len(required)))
         memories = [seg.memories[i] for i in idx.tolist()]
         extra = self._delta_hits(weights, scope, now, retention, required, codes.any_user)
         if extra:
@@ -225,10 +220,6 @@ def _top(
 ) -> list[tuple[Memory, float]]:
     if len(memories) == 0:
         return []
-    if len(memories) > limit:
-        keep = np.argpartition(-scores, limit - 1)[:limit]
-    else:
-        keep = np.arange(len(memories))
-    ids = np.fromiter((memories[i].id for i in keep.tolist()), dtype=np.int64, count=len(keep))
-    order = keep[np.lexsort((ids, -scores[keep]))]
+    ids = np.fromiter((m.id for m in memories), dtype=np.int64, count=len(memories))
+    order = np.lexsort((ids, -scores))[:limit]
     return [(memories[i], float(scores[i])) for i in order.tolist()]

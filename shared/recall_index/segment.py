@@ -20,8 +20,8 @@ the owner is rebuilt.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 import msgspec
 import numpy as np
@@ -32,7 +32,18 @@ from shared.recall_index.analysis import analyse_many, context_text
 from shared.recall_index.visibility import TYPE_CODE, expires_value
 from shared.store.recall_rows import IndexedRow
 
-__all__ = ["Bm25Params", "Segment", "build_segment", "tf_factor"]
+__all__ = [
+    "COLUMNS",
+    "Bm25Params",
+    "Memories",
+    "Segment",
+    "SegmentData",
+    "analyse_rows",
+    "build_segment",
+    "doc_columns",
+    "segment_from",
+    "tf_factor",
+]
 
 
 class Bm25Params(msgspec.Struct, frozen=True):
@@ -57,52 +68,90 @@ def tf_factor(
     return out
 
 
+class Memories(Protocol):
+    """The records of a segment's documents by position (a list, or decoded on first access)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, pos: int, /) -> Memory: ...
+    def __setitem__(self, pos: int, memory: Memory, /) -> None: ...
+
+
+COLUMNS = {
+    "ids": np.int64,
+    "user": np.int32,
+    "session": np.int32,
+    "expires": np.float64,
+    "type": np.int8,
+    "access": np.int32,
+    "touched": np.float64,
+}
+"""Per-document columns (besides ``alive``) and their dtypes; see :func:`visible_mask`."""
+
+
+def doc_columns(
+    memories: Sequence[Memory],
+) -> tuple[dict[str, npt.NDArray[Any]], list[str], list[str]]:
+    """``(columns, users, sessions)`` of ``memories``.
+
+    :data:`COLUMNS`, and the user and session ids in code order (code ``i + 1`` is ``users[i]``;
+    0 = none).
+    """
+    users, sessions = (
+        _codes([m.user_id for m in memories]),
+        _codes([m.session_id for m in memories]),
+    )
+    n = len(memories)
+    cols: dict[str, npt.NDArray[Any]] = {
+        "ids": np.fromiter((m.id for m in memories), dtype=np.int64, count=n),
+        "user": np.fromiter(
+            (users[m.user_id] if m.user_id else 0 for m in memories), dtype=np.int32, count=n
+        ),
+        "session": np.fromiter(
+            (sessions[m.session_id] if m.session_id else 0 for m in memories),
+            dtype=np.int32,
+            count=n,
+        ),
+        "expires": np.fromiter(
+            (expires_value(m.expires_at) for m in memories), dtype=np.float64, count=n
+        ),
+        "type": np.fromiter((TYPE_CODE[m.type] for m in memories), dtype=np.int8, count=n),
+        "access": np.fromiter((m.access_count for m in memories), dtype=np.int32, count=n),
+        "touched": np.fromiter((_touched(m) for m in memories), dtype=np.float64, count=n),
+    }
+    return cols, list(users), list(sessions)
+
+
 class Segment:
     """Postings and per-document columns of ``n`` documents (see module docstring)."""
 
     def __init__(
         self,
-        memories: list[Memory],
+        memories: Memories,
         vocab: dict[str, int],
-        term_start: npt.NDArray[np.int64],
-        post_doc: npt.NDArray[np.int32],
-        post_w: npt.NDArray[np.float32],
+        postings: tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.float32]],
         avgdl: float,
-        users: dict[str, int],
-        sessions: dict[str, int],
+        cols: dict[str, npt.NDArray[Any]],
+        users: list[str],
+        sessions: list[str],
     ) -> None:
         self.memories = memories
         self.vocab = vocab
-        self.term_start = term_start
-        self.post_doc = post_doc
-        self.post_w = post_w
+        self.term_start, self.post_doc, self.post_w = postings
         self.avgdl = avgdl
-        self.users = users
-        self.sessions = sessions
-        self.pos_of = {m.id: i for i, m in enumerate(memories)}
-        n = len(memories)
-        self.cols: dict[str, npt.NDArray[Any]] = {
-            "alive": np.ones(n, dtype=np.bool_),
-            "ids": np.fromiter((m.id for m in memories), dtype=np.int64, count=n),
-            "user": np.fromiter(
-                (users[m.user_id] if m.user_id else 0 for m in memories), dtype=np.int32, count=n
-            ),
-            "session": np.fromiter(
-                (sessions[m.session_id] if m.session_id else 0 for m in memories),
-                dtype=np.int32,
-                count=n,
-            ),
-            "expires": np.fromiter(
-                (expires_value(m.expires_at) for m in memories), dtype=np.float64, count=n
-            ),
-            "type": np.fromiter((TYPE_CODE[m.type] for m in memories), dtype=np.int8, count=n),
-            "access": np.fromiter((m.access_count for m in memories), dtype=np.int32, count=n),
-            "touched": np.fromiter((_touched(m) for m in memories), dtype=np.float64, count=n),
-        }
+        self.users = {u: i + 1 for i, u in enumerate(users)}
+        self.sessions = {u: i + 1 for i, u in enumerate(sessions)}
+        ids = cols["ids"]
+        self.pos_of = dict(zip(ids.tolist(), range(len(ids)), strict=True))
+        self.max_w = (
+            np.maximum.reduceat(self.post_w, self.term_start[:-1])
+            if len(vocab)
+            else np.zeros(0, np.float32)
+        )
+        self.cols = {"alive": np.ones(len(ids), dtype=np.bool_), **cols}
         self.dead = 0
 
     def __len__(self) -> int:
-        return len(self.memories)
+        return len(self.cols["ids"])
 
     def df(self, term: str) -> int:
         """Documents of this segment holding ``term`` (tombstoned ones included)."""
@@ -116,6 +165,11 @@ class Segment:
             return _EMPTY_I, _EMPTY_F
         s, e = int(self.term_start[t]), int(self.term_start[t + 1])
         return self.post_doc[s:e], self.post_w[s:e]
+
+    def term_max(self, term: str) -> npt.NDArray[np.float32]:
+        """The largest tf factor of ``term`` (a 1-element array; the term must be present)."""
+        t = self.vocab[term]
+        return self.max_w[t : t + 1]
 
     def kill(self, memory_id: int) -> bool:
         """Tombstone ``memory_id``; True when it was a live document of this segment."""
@@ -140,10 +194,13 @@ class Segment:
 
     def nbytes(self) -> int:
         """Approximate memory held: arrays plus the texts and records."""
+        n = len(self)
         arrays = self.term_start.nbytes + self.post_doc.nbytes + self.post_w.nbytes
         arrays += sum(a.nbytes for a in self.cols.values())
-        texts = sum(len(m.content) + len(m.key) + 360 for m in self.memories)
-        return arrays + texts + 90 * len(self.vocab) + 100 * len(self.memories)
+        held = getattr(self.memories, "nbytes", None)
+        if held is None:
+            held = sum(len(self.memories[i].content) + len(self.memories[i].key) for i in range(n))
+        return arrays + held + 90 * len(self.vocab) + 460 * n
 
 
 _EMPTY_I: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -154,7 +211,7 @@ def _touched(m: Memory) -> float:
     return float(m.last_accessed_at if m.last_accessed_at is not None else m.created_at)
 
 
-def _codes(values: Sequence[str | None]) -> dict[str, int]:
+def _codes(values: Iterable[str | None]) -> dict[str, int]:
     codes: dict[str, int] = {}
     for v in values:
         if v and v not in codes:
@@ -162,8 +219,31 @@ def _codes(values: Sequence[str | None]) -> dict[str, int]:
     return codes
 
 
-def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
-    """Index memory rows with their search fields (CPU only; run it off the event loop).
+class SegmentData(msgspec.Struct):
+    """What a segment is built from, independent of the BM25 parameters.
+
+    Per (term, document) pair, in term-id then position order: ``post_doc`` (int32 position),
+    ``tf_own``/``tf_ctx`` (float32 occurrences in the memory's text / its context); per term
+    (ids by first occurrence) ``terms`` and ``term_start`` (int64, ``len(terms) + 1``); per
+    document ``own_len``/``ctx_len`` (int32 token counts) and :func:`doc_columns`. This is what
+    an owner snapshot stores (:mod:`shared.recall_index.snapshot`): a load skips the analysis.
+    """
+
+    memories: Memories
+    cols: dict[str, npt.NDArray[Any]]
+    users: list[str]
+    sessions: list[str]
+    terms: list[str]
+    term_start: npt.NDArray[np.int64]
+    post_doc: npt.NDArray[np.int32]
+    tf_own: npt.NDArray[np.float32]
+    tf_ctx: npt.NDArray[np.float32]
+    own_len: npt.NDArray[np.int32]
+    ctx_len: npt.NDArray[np.int32]
+
+
+def analyse_rows(docs: Sequence[IndexedRow]) -> SegmentData:
+    """Analyse memory rows with their search fields (CPU only; run it off the event loop).
 
     Cost: per-token work in C (:func:`analyse_many`), then numpy sorts over (term, doc) pairs.
     """
@@ -179,25 +259,44 @@ def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
         map(vocab.__getitem__, itertools.chain(own, ctx)), dtype=np.int64, count=len(own) + len(ctx)
     )
     did = np.concatenate([np.repeat(doc_ids, own_len), np.repeat(doc_ids, ctx_len)])
-    fw = np.concatenate([np.ones(len(own)), np.full(len(ctx), p.context_weight)])
+    in_ctx = np.concatenate([np.zeros(len(own)), np.ones(len(ctx))])
     pairs, inverse = np.unique(tid * n + did, return_inverse=True)
-    f = np.bincount(inverse, weights=fw)
-    pair_doc = pairs % n
-    pair_term = pairs // n
-    lengths = np.asarray(own_len, dtype=np.float64) + np.asarray(ctx_len, dtype=np.float64)
-    avgdl = float(lengths.mean()) if len(docs) else 1.0
-    w = tf_factor(f.astype(np.float64), lengths[pair_doc], avgdl, p)
-    counts = np.bincount(pair_term, minlength=len(vocab))
+    tf_ctx = np.bincount(inverse, weights=in_ctx, minlength=len(pairs))
+    tf_own = np.bincount(inverse, minlength=len(pairs)) - tf_ctx
+    counts = np.bincount(pairs // n, minlength=len(vocab))
     term_start = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(counts, out=term_start[1:])
     memories = [row.memory for row in docs]
-    return Segment(
+    return SegmentData(
         memories,
-        vocab,
+        *doc_columns(memories),
+        list(vocab),
         term_start,
-        pair_doc.astype(np.int32),
-        w.astype(np.float32),
-        avgdl,
-        _codes([m.user_id for m in memories]),
-        _codes([m.session_id for m in memories]),
+        (pairs % n).astype(np.int32),
+        tf_own.astype(np.float32),
+        tf_ctx.astype(np.float32),
+        np.asarray(own_len, dtype=np.int32),
+        np.asarray(ctx_len, dtype=np.int32),
     )
+
+
+def segment_from(data: SegmentData, p: Bm25Params) -> Segment:
+    """The searchable segment of analysed rows with parameters ``p`` (vectorised, O(postings))."""
+    lengths = data.own_len.astype(np.float64) + data.ctx_len
+    avgdl = float(lengths.mean()) if len(lengths) else 1.0
+    f = data.tf_own.astype(np.float64) + p.context_weight * data.tf_ctx.astype(np.float64)
+    w = tf_factor(f, lengths[data.post_doc], avgdl, p)
+    return Segment(
+        data.memories,
+        dict(zip(data.terms, range(len(data.terms)), strict=True)),
+        (data.term_start, data.post_doc, w.astype(np.float32)),
+        avgdl,
+        data.cols,
+        data.users,
+        data.sessions,
+    )
+
+
+def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
+    """Index memory rows: :func:`segment_from` of :func:`analyse_rows` (CPU only)."""
+    return segment_from(analyse_rows(docs), p)

@@ -224,3 +224,55 @@ async def access_by_id(
             )
         out.update((int(r[0]), (int(r[1]), r[2])) for r in rows)
     return out
+
+
+async def load_snapshot(conn: aiosqlite.Connection, owner_id: str) -> tuple[int, str, bytes] | None:
+    """``(seq, format, blob)`` of ``owner_id``'s recall snapshot, or None.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("reading a recall snapshot"):
+        rows = list(
+            await conn.execute_fetchall(
+                "SELECT seq, format, data FROM recall_snapshots WHERE owner_id = ?", (owner_id,)
+            )
+        )
+    return (int(rows[0][0]), str(rows[0][1]), bytes(rows[0][2])) if rows else None
+
+
+async def save_snapshot(
+    conn: aiosqlite.Connection, owner_id: str, seq: int, fmt: str, blob: bytes
+) -> bool:
+    """Store ``owner_id``'s snapshot as of feed sequence ``seq``.
+
+    Store ``owner_id``'s snapshot as of feed sequence ``seq``, unless the feed holds a change of
+    that owner after ``seq`` (other than access counters): then the rows it was made from may
+    already be deleted or edited, and their text must not come back at rest. Returns whether it
+    was stored.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("writing a recall snapshot"):
+        async with transaction(conn, notify=False):
+            cur = await conn.execute(
+                "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
+                "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_changes "
+                "WHERE seq > ? AND owner_id = ? AND op != 'a')",
+                (owner_id, seq, fmt, blob, seq, owner_id),
+            )
+            stored = cur.rowcount
+            await cur.close()
+    return bool(stored)
+
+
+async def drop_snapshot(conn: aiosqlite.Connection, owner_id: str) -> None:
+    """Delete ``owner_id``'s recall snapshot (its next cold load reads the rows).
+
+    Raises:
+        StoreError: the database failed.
+    """
+    with store_errors("dropping a recall snapshot"):
+        async with transaction(conn, notify=False):
+            await conn.execute("DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))

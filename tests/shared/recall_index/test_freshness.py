@@ -58,6 +58,9 @@ async def test_a_write_of_another_connection_is_seen_by_the_next_recall(tmp_path
     try:
         await store.writes.upsert(NewMemory(owner_id="o1", content="zebra zero"))
         assert await contents(index, "zebra") == {"zebra zero"}  # warm: owner loaded, feed read
+        # the owner's snapshot is written in the background after that load: let it commit
+        # before this loop is blocked below (an open write would lock the other connection out)
+        await index.cache.settle()
         expected = {"zebra zero"}
         for n in range(1, 21):
             # blocks this loop: no feed read can happen between the commit and the recall

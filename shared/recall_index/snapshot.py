@@ -1,0 +1,127 @@
+"""Owner snapshots: an owner's analysed rows, encoded once, so a cold load skips the analysis.
+
+A snapshot is :class:`shared.recall_index.segment.SegmentData` (memory records, per-document
+filter columns, terms, postings with raw term frequencies, document lengths; no BM25 parameter is
+baked in) as one MessagePack blob (msgspec; numpy arrays as raw little-endian bytes), stored by
+the store with the change-feed sequence its rows reflect. It is a cache: a load decodes it,
+builds the segment with the current parameters and applies the feed after that sequence; a
+snapshot of another :data:`FORMAT`, one older than the pruned feed, or one that fails to decode
+is ignored and the owner is built from its rows (and a new snapshot written). A memory record is
+decoded only when a search returns it (:class:`LazyMemories`), so a load costs the arrays, the
+vocabulary and the BM25 weights: ~15 ms of CPU at 10,000 memories against ~300 ms for the
+analysis it replaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from shared.models import Memory
+from shared.recall_index.segment import COLUMNS, SegmentData
+
+__all__ = ["FORMAT", "MAX_BYTES", "LazyMemories", "decode", "encode"]
+
+ANALYSIS_VERSION = 1
+"""Bump when :mod:`shared.recall_index.analysis` or the blob layout changes."""
+FORMAT = (
+    f"seg{ANALYSIS_VERSION}-"
+    + hashlib.sha256(",".join(Memory.__struct_fields__).encode()).hexdigest()[:12]
+)
+"""Snapshot encoding version: the analysis version and :class:`Memory`'s field list."""
+MAX_BYTES = 256 * 1024 * 1024
+"""Larger snapshots are not written (SQLite's blob limit is 1 GB; ~100 MB per 100k memories)."""
+
+_ARRAYS = {
+    "term_start": "<i8",
+    "post_doc": "<i4",
+    "tf_own": "<f4",
+    "tf_ctx": "<f4",
+    "own_len": "<i4",
+    "ctx_len": "<i4",
+}
+"""Array fields of :class:`SegmentData` and their stored dtypes."""
+
+
+class _Blob(msgspec.Struct, array_like=True):
+    memories: list[Memory]
+    users: list[str]
+    sessions: list[str]
+    terms: list[str]
+    arrays: dict[str, bytes]
+
+
+class _RawBlob(msgspec.Struct, array_like=True):
+    memories: list[msgspec.Raw]
+    users: list[str]
+    sessions: list[str]
+    terms: list[str]
+    arrays: dict[str, bytes]
+
+
+class LazyMemories:
+    """Memory records by position, each decoded from its MessagePack bytes on first access."""
+
+    _decoder = msgspec.msgpack.Decoder(Memory)
+
+    def __init__(self, raw: list[msgspec.Raw], nbytes: int) -> None:
+        self.raw = raw
+        self.done: list[Memory | None] = [None] * len(raw)
+        self.nbytes = nbytes  # the records keep the whole blob they were decoded from alive
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __getitem__(self, pos: int, /) -> Memory:
+        memory = self.done[pos]
+        if memory is None:
+            memory = self.done[pos] = self._decoder.decode(self.raw[pos])
+        return memory
+
+    def __setitem__(self, pos: int, memory: Memory, /) -> None:
+        self.done[pos] = memory
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder(_RawBlob)
+
+
+def encode(data: SegmentData) -> bytes:
+    """One blob of ``data`` (CPU only, ~10 ms per 10,000 memories)."""
+    arrays = {name: getattr(data, name).astype(dt).tobytes() for name, dt in _ARRAYS.items()}
+    arrays.update(
+        {f"col.{c}": data.cols[c].astype(np.dtype(t)).tobytes() for c, t in COLUMNS.items()}
+    )
+    n = len(data.memories)
+    return _ENCODER.encode(
+        _Blob([data.memories[i] for i in range(n)], data.users, data.sessions, data.terms, arrays)
+    )
+
+
+def decode(blob: bytes) -> SegmentData | None:
+    """The data of an :func:`encode` blob, or None when it is not a consistent one."""
+    try:
+        b = _DECODER.decode(blob)
+        got: dict[str, npt.NDArray[Any]] = {
+            name: np.frombuffer(b.arrays[name], dtype=dt) for name, dt in _ARRAYS.items()
+        }
+        cols = {c: np.frombuffer(b.arrays[f"col.{c}"], dtype=t).copy() for c, t in COLUMNS.items()}
+    except (msgspec.DecodeError, msgspec.ValidationError, KeyError, ValueError):
+        return None
+    data = SegmentData(
+        LazyMemories(b.memories, len(blob)), cols, b.users, b.sessions, b.terms, **got
+    )
+    n, postings = len(b.memories), len(data.post_doc)
+    consistent = (
+        len(data.term_start) == len(data.terms) + 1
+        and int(data.term_start[-1]) == postings
+        and len(data.tf_own) == len(data.tf_ctx) == postings
+        and len(data.own_len) == len(data.ctx_len) == n
+        and all(len(col) == n for col in cols.values())
+        and (postings == 0 or 0 <= int(data.post_doc.min()) <= int(data.post_doc.max()) < n)
+    )
+    return data if consistent else None

@@ -1,0 +1,198 @@
+"""Exact BM25 top-k over a segment's postings, with MaxScore pruning.
+
+A query's cost should not grow with how many documents hold one of its terms. MaxScore (Turtle &
+Flood, "Query evaluation: strategies and optimizations", IP&M 31(6), 1995) splits the query terms
+by their score upper bound ``ub_t = idf_t · max tf factor of t``: candidates are drawn only from
+the postings of the "essential" terms (highest bounds first); every candidate is then scored
+exactly over every term (binary search into the other terms' sorted postings), and the ``limit``-th
+best visible candidate score ``θ`` is compared with the sum of the remaining terms' bounds. A
+document holding none of the essential terms scores at most that sum, so once the sum is below
+``θ`` the candidates' top is the exact top; otherwise the next term becomes essential. Common
+terms (large postings, low IDF, hence low bounds) are then only probed, never scanned.
+
+Scores are bit-identical to the exhaustive scorer (:func:`dense_top`): per document, the float32
+products ``idf · w`` are added into a float64 accumulator in the same term order. Ties are broken
+by document position (= rowid order), in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.recall_index.segment import Segment
+
+__all__ = ["BOUND_SLACK", "DENSE_DOCS", "DENSE_SHARE", "dense_top", "pruned_top", "select_top"]
+
+Visible = Callable[[npt.NDArray[np.intp]], npt.NDArray[np.bool_]]
+"""Visibility of document positions (a boolean mask over them)."""
+Hits = tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]
+"""``(document positions, scores)``, best first."""
+Postings = tuple[float, npt.NDArray[np.int32], npt.NDArray[np.float32]]
+"""``(idf, ascending document positions, tf factors)`` of one query term."""
+
+BOUND_SLACK = 1e-9
+"""Relative margin on the summed bounds (float64 rounding of the sum never lets a doc slip)."""
+DENSE_SHARE = 0.25
+"""Scan every posting instead once the candidates exceed this share of the segment."""
+DENSE_DOCS = 50_000
+"""Segments up to this size are scanned: a scan of ~3,000 postings beats pruning's fixed cost."""
+
+_TAG = 64
+"""Term tag space of :func:`_promising` (more than ``shared.fts_query.DEFAULT_MAX_TERMS``)."""
+_EMPTY_IDX: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+_EMPTY_SCORES: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+
+
+def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit: int) -> Hits:
+    """The best ``limit`` of ``idx`` (ascending positions) by score, ties by smaller position.
+
+    ``limit`` 0 keeps all. Returns them best first.
+    """
+    if 0 < limit < len(idx):
+        kth = -np.partition(-scores, limit - 1)[limit - 1]
+        above = np.flatnonzero(scores > kth)
+        ties = np.flatnonzero(scores == kth)
+        ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
+        keep = np.concatenate([above, ties])
+        idx, scores = idx[keep], scores[keep]
+    order = np.lexsort((idx, -scores))
+    return idx[order], scores[order]
+
+
+def _score(
+    cand: npt.NDArray[np.intp], terms: Sequence[Postings]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int16]]:
+    """Exact scores and matched-term counts of the sorted positions ``cand``.
+
+    A term a candidate lacks adds an exact ``0.0``, which leaves the float64 sum unchanged.
+    """
+    acc = np.zeros(len(cand), dtype=np.float64)
+    matched = np.zeros(len(cand), dtype=np.int16)
+    probe = cand.astype(np.int32)  # the postings' dtype: a mixed-dtype search copies the postings
+    for idf, docs, w in terms:
+        pos = docs.searchsorted(probe)
+        np.minimum(pos, len(docs) - 1, out=pos)
+        hit = docs.take(pos) == probe
+        acc += np.where(hit, idf * w.take(pos), 0.0)
+        matched += hit
+    return acc, matched
+
+
+def dense_top(
+    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
+) -> Hits:
+    """The exhaustive scorer: every posting of every term, then :func:`select_top`.
+
+    ``need``: documents must hold at least this many of the terms.
+    """
+    acc = np.zeros(len(seg), dtype=np.float64)
+    matched = np.zeros(len(seg), dtype=np.int16)
+    for term, idf in weights.items():
+        docs, w = seg.postings(term)
+        if len(docs):
+            acc[docs] += idf * w
+            matched[docs] += 1
+    idx = np.flatnonzero(matched >= max(1, need))
+    idx = idx[visible(idx)]
+    return select_top(idx, acc[idx], limit)
+
+
+def pruned_top(
+    seg: Segment,
+    weights: dict[str, float],
+    visible: Visible,
+    limit: int,
+    need: int = 1,
+    dense_docs: int = DENSE_DOCS,
+) -> Hits:
+    """Exactly :func:`dense_top`'s answer, touching only the postings MaxScore needs.
+
+    With ``need`` > 1 every term is required, so the rarest term's postings are the candidates.
+    Segments of at most ``dense_docs`` documents are scanned (:func:`dense_top`), which is
+    cheaper there. Two rounds: the highest-bound term's documents, scored exactly, give ``θ``;
+    then the next terms, until the bounds of those left sum below ``θ``, contribute the
+    documents whose bound can still reach ``θ`` (:func:`_promising`), scored exactly too.
+    """
+    terms: list[Postings] = []
+    bounds: list[float] = []
+    for term, idf in weights.items():
+        docs, w = seg.postings(term)
+        if len(docs):
+            terms.append((idf, docs, w))
+            bounds.append(float((idf * seg.term_max(term))[0]))
+    if not terms:
+        return _EMPTY_IDX, _EMPTY_SCORES
+    if limit <= 0 or len(seg) <= dense_docs:
+        return dense_top(seg, weights, visible, limit, need)
+    if need > 1:
+        rarest = min(terms, key=lambda t: len(t[1]))
+        return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
+    found = _maxscore(len(seg), terms, bounds, visible, limit)
+    return dense_top(seg, weights, visible, limit, need) if found is None else found
+
+
+def _maxscore(
+    n: int, terms: Sequence[Postings], bounds: Sequence[float], visible: Visible, limit: int
+) -> Hits | None:
+    """The two MaxScore rounds of :func:`pruned_top`; None when a scan is cheaper."""
+    order = sorted(range(len(terms)), key=lambda i: -bounds[i])
+    rest = [sum(bounds[i] for i in order[k:]) * (1 + BOUND_SLACK) for k in range(len(terms) + 1)]
+    first = terms[order[0]][1]
+    if len(first) > DENSE_SHARE * n:
+        return None
+    cand = first.astype(np.intp)
+    acc, _ = _score(cand, terms)
+    vis = visible(cand)
+    cand, acc = cand[vis], acc[vis]
+    theta = -np.partition(-acc, limit - 1)[limit - 1] if len(cand) >= limit else -np.inf
+    k = next(j for j in range(1, len(terms) + 1) if j == len(terms) or rest[j] < theta)
+    if k == 1:
+        return select_top(cand, acc, limit)
+    more = _promising(first, [(terms[i][1], bounds[i]) for i in order[1:k]], rest[k], theta)
+    if len(more) > DENSE_SHARE * n:
+        return None
+    more_acc, _ = _score(more, terms)
+    vis = visible(more)
+    both = np.concatenate([cand, more[vis]])
+    return select_top(both, np.concatenate([acc, more_acc[vis]]), limit)
+
+
+def _promising(
+    first: npt.NDArray[np.int32],
+    others: Sequence[tuple[npt.NDArray[np.int32], float]],
+    rest: float,
+    theta: float,
+) -> npt.NDArray[np.intp]:
+    """Positions outside ``first`` that hold one of ``others`` and may still reach ``theta``.
+
+    A document's score is at most the bounds of the ``others`` terms it holds plus ``rest`` (the
+    bounds of the terms not listed); those below ``theta`` are left out. One sort of the
+    ``others`` postings, tagged with their term, gives each document's terms.
+    """
+    keys = np.concatenate([docs.astype(np.int64) * _TAG + i for i, (docs, _) in enumerate(others)])
+    keys.sort()
+    doc = keys // _TAG
+    starts = np.flatnonzero(np.concatenate([[True], doc[1:] != doc[:-1]]))
+    tag_bound = np.array([b for _, b in others], dtype=np.float64)
+    held = np.add.reduceat(tag_bound[keys % _TAG], starts)
+    out = doc[starts][(held + rest) * (1 + BOUND_SLACK) >= theta].astype(np.intp)
+    pos = np.minimum(first.searchsorted(out.astype(np.int32)), len(first) - 1)
+    out_first: npt.NDArray[np.intp] = out[first[pos] != out]
+    return out_first
+
+
+def _finish(
+    cand: npt.NDArray[np.intp],
+    terms: Sequence[Postings],
+    visible: Visible,
+    limit: int,
+    need: int,
+) -> Hits:
+    acc, matched = _score(cand, terms)
+    keep = matched >= need
+    cand, acc = cand[keep], acc[keep]
+    vis = visible(cand)
+    return select_top(cand[vis], acc[vis], limit)
