@@ -19,7 +19,7 @@ from shared.jobs.queue import JobQueue
 from shared.json_numbers import integral_floats_to_int
 from shared.memory_api import ExportQuery
 from shared.memory_crud import memory_filter
-from shared.models import Memory
+from shared.models import MAX_MEMORY_CHARS, Memory
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
 from shared.store.memories.export_import import ImportRow
@@ -104,8 +104,9 @@ async def import_lines(
     row's ``content`` before it is stored.
 
     Raises:
-        InvalidRequest: a line is not a valid memory object (nothing after it is imported;
-            earlier batches stay). PermissionDenied / NotFound: a client row of another owner.
+        InvalidRequest: a line is not a valid memory object or its content is longer than
+            :data:`shared.models.MAX_MEMORY_CHARS` (nothing after it is imported; earlier
+            batches stay). PermissionDenied / NotFound: a client row of another owner.
         StoreError: the database failed.
     """
     written = skipped = line_no = 0
@@ -116,6 +117,9 @@ async def import_lines(
             continue
         row = decode_line(line, line_no)
         check_row_owner(p, row.owner_id, line_no)
+        if len(row.content) > MAX_MEMORY_CHARS:
+            message = f"line {line_no}: content is longer than {MAX_MEMORY_CHARS} characters"
+            raise InvalidRequest(message, code="invalid_import_line")
         if redact is not None:
             row = msgspec.structs.replace(row, content=redact(row.content))
         batch.append(row)

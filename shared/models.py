@@ -65,11 +65,20 @@ class Memory(MemoryFields, frozen=True, kw_only=True):
 #: Memory content written through the API: at least one character that is neither whitespace
 #: nor a control character (control characters become spaces and the content is stripped).
 NON_BLANK = r"[^\s\x00-\x1f\x7f-\x9f]"
+#: Longest memory content written through the API, MCP or an import (characters). A memory is
+#: a note, not a document: 8,000 characters are about 2,000 tokens, the default recall budget
+#: (``recall_max_tokens``), so a longer one could never be injected, and indexing megabytes of
+#: one memory would stall the process that writes or loads it.
+MAX_MEMORY_CHARS = 8000
 Content = Annotated[
     str,
     msgspec.Meta(
         pattern=NON_BLANK,
-        description="Must contain a character that is neither whitespace nor a control character.",
+        max_length=MAX_MEMORY_CHARS,
+        description=(
+            "Must contain a character that is neither whitespace nor a control character; at"
+            " most 8,000 characters."
+        ),
     ),
 ]
 

@@ -355,23 +355,19 @@ def budget_walk(items: Sequence[T], tokens_of: Callable[[T], int], max_tokens: i
 
     * Skip-and-continue: an item that does not fit is skipped and the walk goes on, so smaller,
       lower-ranked items can still use the remaining budget (order of taken items is preserved).
-    * The total of the result never exceeds ``max_tokens``, with ONE exception: if the first (best)
-      item alone is larger than the budget, it is returned alone (a single oversized best memory
-      beats an empty injection; the caller's budget is a target, not a provider limit). Nothing
-      else is added in that case.
+    * The total of the result never exceeds ``max_tokens``: an item larger than the whole budget
+      is never taken, even the best one (a 40 KB note must not put 15,000 tokens into every
+      request that matches it; the budget protects the provider's context window).
     * ``max_tokens <= 0`` → ``[]`` (0 means "inject nothing"); empty input → ``[]``.
 
     ``tokens_of`` must return a non-negative int (negative values count as 0), e.g.
     ``lambda m: memory_tokens(m.content)``.
     """
-    if max_tokens <= 0 or not items:
+    if max_tokens <= 0:
         return []
-    first_cost = max(0, tokens_of(items[0]))
-    if first_cost > max_tokens:
-        return [items[0]]
-    taken: list[T] = [items[0]]
-    total = first_cost
-    for item in items[1:]:
+    taken: list[T] = []
+    total = 0
+    for item in items:
         cost = max(0, tokens_of(item))
         if total + cost <= max_tokens:
             taken.append(item)

@@ -3,6 +3,9 @@ search preview, stats, engine status, jobs, and the auth rules (admin token vs c
 
 from __future__ import annotations
 
+import json
+
+from shared.models import MAX_MEMORY_CHARS
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, Api, client
 from tests.waiting import wait_until
@@ -47,6 +50,24 @@ def test_create_get_update_delete(api: Api) -> None:
     r = api.a.http.delete(f"/api/memory/{m['id']}")
     assert r.status_code == 200 and r.json()["deleted"]["id"] == m["id"]
     assert api.a.http.get(f"/api/memory/{m['id']}").status_code == 404
+
+
+def test_content_longer_than_the_limit_is_refused_everywhere(api: Api) -> None:
+    http = api.a.http
+    at_limit = "word " * (MAX_MEMORY_CHARS // 5)
+    assert len(at_limit) == MAX_MEMORY_CHARS
+    m = add(http, at_limit)
+    too_long = at_limit + "x"
+    r = http.post("/api/memory", json={"content": too_long})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["type"] == "invalid_request_error"
+    r = http.patch(f"/api/memory/{m['id']}", json={"content": too_long})
+    assert r.status_code == 400, r.text
+    row = {"id": "mem_long", "owner_id": api.a.key_id, "content": too_long, "key": "long"}
+    line = json.dumps({**row, "created_at": 1.0, "updated_at": 1.0})
+    r = http.post("/api/memory/import", content=line.encode() + b"\n")
+    assert r.status_code == 400 and "longer than" in r.json()["error"]["message"]
+    assert [x["id"] for x in http.get("/api/memory").json()["items"]] == [m["id"]]
 
 
 def test_same_key_updates_and_duplicate_key_edit_is_409(api: Api) -> None:
