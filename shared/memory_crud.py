@@ -38,7 +38,7 @@ from shared.memory_api import (
     MemoryView,
     view_of,
 )
-from shared.models import GLOBAL_OWNER, MemoryChanges, NewMemory
+from shared.models import GLOBAL_OWNER, MAX_MEMORY_CHARS, MemoryChanges, NewMemory
 from shared.query_bound import DEFAULT_QUERY_MAX_BYTES, DEFAULT_QUERY_MAX_TERMS, bound_query
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
@@ -118,8 +118,12 @@ def _clean_content(content: str) -> str:
     """``content`` with control characters as spaces.
 
     Raises:
-        InvalidRequest: nothing but white space is left.
+        InvalidRequest: nothing but white space is left, or more than
+            :data:`shared.models.MAX_MEMORY_CHARS` characters (the API's schema says so too; this
+            check also holds for callers that build the struct directly, such as the MCP tools).
     """
+    if len(content) > MAX_MEMORY_CHARS:
+        raise InvalidRequest(f"content is longer than {MAX_MEMORY_CHARS} characters")
     cleaned = strip_control_chars(content)
     if not cleaned.strip():
         raise InvalidRequest("content must not be empty")
