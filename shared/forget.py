@@ -87,6 +87,16 @@ def _related(a: Memory, b: Memory) -> bool:
     return False
 
 
+def is_copy(a: Memory, b: Memory) -> bool:
+    """True when ``b`` was learned from the same request as ``a`` and copies it (:func:`_related`).
+
+    Such a pair is one statement stored twice (a captured turn and the fact extracted from it):
+    forgetting ``a`` deletes ``b`` too (:func:`derived_copies`).
+    """
+    request_id = a.metadata.get("request_id")
+    return bool(request_id) and b.metadata.get("request_id") == request_id and _related(a, b)
+
+
 async def derived_copies(store: Store, named: Sequence[Memory]) -> list[Memory]:
     """The derived copies of ``named`` (step 3 of the module docstring), ``named`` excluded."""
     if not named:
@@ -158,7 +168,7 @@ async def forget(
     if not dry_run and hashes:
         await store.forget.add_tombstone(owner_id, user_id, hashes, now)
     candidates = await store.forget.candidates(owner_id, user_id, stems, CANDIDATE_LIMIT)
-    named, reason = clear_matches(stems, candidates, max_matches)
+    named, reason = clear_matches(stems, candidates, max_matches, copy_of=is_copy)
     copies = await derived_copies(store, named)
     items = [
         ForgottenItem(id=m.public_id, key=m.key, category=m.category, via="match") for m in named

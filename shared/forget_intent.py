@@ -88,10 +88,10 @@ _PREFIX = {
 }
 # What a target must start with: the user's own information.
 _OWN = {
-    "en": r"(?:my\s|where\s+i\s|which\s+\w+\s+i\s|what\s+i\s|that\s+i\s|the\s+fact\s+that\s+i\s|"
+    "en": r"(?:my\s|where\s+i\s|which\s+\w+\s+i\s|what\s+i\s|(?:the\s+fact\s+)?that\s+(?:i|my)\s|"
     r"(?:what|everything|anything|all)\s+(?:that\s+)?(?:you\s+know|i\s+(?:said|told\s+you|"
     r"mentioned))\s+about\s|(?:everything|all)\s+about\s+my\s|about\s+my\s)",
-    "de": r"(?:mein|meine|meinen|meinem|meiner|meines|wo\s+ich\s|was\s+ich\s|dass\s+ich\s|"
+    "de": r"(?:mein|meine|meinen|meinem|meiner|meines|wo\s+ich\s|was\s+ich\s|dass\s+(?:ich|mein)|"
     r"welche[nmrs]?\s+\w+\s+ich\s|alles,?\s+was\s+du\s+über\s|(?:alles\s+)?über\s+mein)",
     "fr": r"(?:mon\s|ma\s|mes\s|où\s+je\s|ou\s+je\s|que\s+je\s|quel(?:le)?s?\s+\w+\s+je\s|"
     r"ce\s+que\s+(?:je\s+t'ai\s+dit|tu\s+sais)\s+(?:sur|de)\s|tout\s+ce\s+que\s+tu\s+sais\s+"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from shared.fts_query import query_terms
@@ -47,7 +47,7 @@ _TARGET_STOP_TEXT = """
     about of on in at to for from with by and or as is are was were be been am do does did
     what where which who whom whose when why how whether there here
     know knew known said say says told tell wrote write mentioned mention
-    everything anything something all any stuff thing things info information details detail
+    everything anything something all any stuff thing things info information details detail fact
     memory memories remember remembering recall anymore longer more please just also again
     go goes going went get gets got have has had keep kept store stored save saved
     forget forgetting delete erase remove clear wipe purge stop quit don't dont
@@ -197,14 +197,21 @@ def without_named(target: Sequence[str] | None, items: Sequence[T]) -> list[T]:
 
 
 def clear_matches(
-    target: Sequence[str], items: Sequence[T], max_matches: int
+    target: Sequence[str],
+    items: Sequence[T],
+    max_matches: int,
+    copy_of: Callable[[T, T], bool] | None = None,
 ) -> tuple[list[T], str]:
     """The memories to delete for ``target`` among candidate ``items``, with the reason.
 
     Returns ``(named, "ok")`` when the decision is clear (rule in the module docstring), else
     ``([], reason)`` with reason ``no_target`` (no topic word), ``no_match``, ``too_broad`` (more
     than ``max_matches`` named) or ``ambiguous`` (a candidate not named covers more than
-    ``1 - MARGIN``). Pure.
+    ``1 - MARGIN``). ``copy_of(named, other)``: True when ``other`` is a copy of a named memory
+    (a fact and the turn it was learned from); a copy is deleted with what it copies, so it is
+    never a rival that makes the target ambiguous ("forget that my dog is called Rex" names the
+    turn, and the fact "User has a dog named Rex" learned from it holds two of its three words).
+    Pure (``copy_of`` must be too).
     """
     if not target:
         return [], "no_target"
@@ -216,7 +223,11 @@ def clear_matches(
         return [], "no_match"
     if len(named) > max_matches:
         return [], "too_broad"
-    runner_up = max((score for _item, score in scored if score < 1.0), default=0.0)
-    if runner_up > 1.0 - MARGIN:
+    rivals = [
+        score
+        for item, score in scored
+        if score < 1.0 and not (copy_of and any(copy_of(n, item) for n in named))
+    ]
+    if max(rivals, default=0.0) > 1.0 - MARGIN:
         return [], "ambiguous"
     return named, "ok"

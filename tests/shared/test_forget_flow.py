@@ -117,6 +117,20 @@ async def test_named_memories_and_derived_copies_go_unrelated_ones_stay(jc: JobC
     assert "Acme" not in rows[0][1] and "hired" not in rows[0][1]  # ids and keys, no text
 
 
+async def test_restating_a_learned_sentence_forgets_it_and_its_fact(jc: JobContext) -> None:
+    # the fact learned from the turn holds 2 of the target's 3 words; being a copy of the named
+    # turn (same learn request), it is deleted with it, not a rival that makes it ambiguous
+    origin = {"request_id": "r7"}
+    turn = await put(
+        jc, "My dog is called Rex", category="turn", type="episodic", key="turn:7", metadata=origin
+    )
+    fact = await put(jc, "User has a dog named Rex", key="fact:pet", metadata=origin)
+    other = await put(jc, "I walk the dog every morning", metadata={"request_id": "r8"})
+    outcome = await run_forget(jc, "that my dog is called Rex", time.time())
+    assert outcome.reason == "ok" and set(outcome.rowids) == {turn, fact}
+    assert set(await jc.store.memories.get_many([turn, fact, other])) == {other}
+
+
 async def test_unclear_forgets_delete_nothing(jc: JobContext) -> None:
     await put(jc, "User's old phone number is 555", key="fact:old_phone_number")
     await put(jc, "User's phone is an old Nokia", key="fact:phone")
