@@ -95,6 +95,22 @@ def is_question_or_request(text: str) -> bool:
     return seen
 
 
+def states_nothing(text: str) -> bool:
+    """True when ``text`` carries nothing to remember: only asks, requests or pleasantries.
+
+    :func:`is_question_or_request`, or every sentence a greeting or thanks of at most two words
+    ("hi", "hello", "ok thanks", "Thanks a lot!"), or no word at all. What learning never
+    captures as a turn (it still serves as the context of its neighbours). Pure; never raises.
+    """
+    if is_question_or_request(text):
+        return True
+    for match in _SENTENCE_RE.finditer(text):
+        sentence = match.group().strip()
+        if sentence and not _PLEASANTRY_RE.match(sentence) and any(c.isalnum() for c in sentence):
+            return False
+    return True
+
+
 _WORD_RE = re.compile(r"\w+")
 
 

@@ -6,7 +6,8 @@ a second row. Each fact keeps a link to the user turn it came from (``turn_key``
 ``turn_index`` metadata) and that turn's text plus its neighbours as search context. Captured
 turns are episodic ``turn`` memories with sensitive spans replaced by typed placeholders
 (``[email]``, ...) and their conversation context (:mod:`shared.turn_context`), except turns that
-only ask a question or make a request (:func:`shared.echo.is_question_or_request`).
+only ask a question, make a request or exchange pleasantries
+(:func:`shared.echo.states_nothing`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 import msgspec
 
 from shared.dedupe import fact_tokens, is_near_duplicate
-from shared.echo import is_question_or_request
+from shared.echo import states_nothing
 from shared.extraction import (
     CATEGORIES,
     CATEGORY_TYPES,
@@ -167,7 +168,7 @@ def capture_writes(
             context=contexts.get(index, ""),
         )
         for index, text in new_turns
-        if not is_question_or_request(text)
+        if not states_nothing(text)
     ]
 
 

@@ -17,6 +17,7 @@ from shared.echo import (
     drop_echoes,
     is_echo,
     is_question_or_request,
+    states_nothing,
 )
 from shared.fts_query import query_terms
 from shared.ranking import Candidate
@@ -168,3 +169,21 @@ def test_demote_questions_reorders_before_the_floor():
     # factor 1 (off) and no query terms leave the list alone
     assert demote_questions(terms, hits, content, 1.0) == hits
     assert demote_questions([], hits, content, 0.5) == hits
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hi", True),
+        ("Hello!", True),
+        ("ok thanks", True),
+        ("...", True),
+        ("What is my dog called?", True),
+        ("Please list pet names", True),
+        ("My dog is called Rex", False),
+        ("hi! I live in Berlin", False),
+        ("Hello, I need help with my cat", False),
+    ],
+)
+def test_states_nothing(text: str, expected: bool) -> None:
+    assert states_nothing(text) is expected
