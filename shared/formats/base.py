@@ -8,6 +8,7 @@ look on its route. The request flow in ``services/gateway/pipeline.py`` is forma
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Literal, Protocol, TypeVar
@@ -98,7 +99,7 @@ class OpenAIRequest(msgspec.Struct, frozen=True, kw_only=True):
 _Req = TypeVar("_Req", bound=OpenAIRequest)
 
 
-class OpenAIFormat(Generic[_Req]):
+class OpenAIFormat(abc.ABC, Generic[_Req]):
     """What the OpenAI formats (chat completions, Responses) share: parsing and ``x_api_key``.
 
     A subclass names its :attr:`request_type` and reads the conversation out of it
@@ -108,9 +109,9 @@ class OpenAIFormat(Generic[_Req]):
     x_api_key = False
     request_type: type[_Req]
 
+    @abc.abstractmethod
     def messages(self, req: _Req) -> list[dict[str, Any]]:
         """The messages of ``req`` as chat-like ``{"role", "content"}`` dicts, oldest first."""
-        raise NotImplementedError
 
     def parse(self, raw: bytes) -> ParsedRequest:
         """Validate ``raw`` as :attr:`request_type` and read it. Raises ``InvalidRequest``.
