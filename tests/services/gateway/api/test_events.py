@@ -87,9 +87,10 @@ def test_preview_explains_drops(api: Api) -> None:
         assert item["keyword_rank"] >= 1 and item["vector_rank"] is None
         assert " ".join(item["memory"]["content"].split()) in result["block"]
     assert result["block"].startswith("<recalled_memories>")
-    # a tight budget: the first memory alone, the next one dropped for budget
+    # a budget smaller than every memory: none is taken, not even the best (the budget is a
+    # limit), and each is dropped for it
     tight = api.a.http.post("/api/memory/search-preview", json={**body, "budget": 1}).json()
-    assert len(tight["items"]) == 1
+    assert tight["items"] == []
     assert "budget" in {d["reason"] for d in tight["dropped"]}
     # without explain: no dropped list
     plain = api.a.http.post("/api/memory/search-preview", json={"query": "green tea"}).json()
