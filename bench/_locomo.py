@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from shared.echo import is_question_or_request
+from shared.echo import states_nothing
 from shared.turn_context import neighbour_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -134,8 +134,8 @@ def turn_memories(
     ``content`` is :meth:`Turn.memory_text`; ``context`` is
     :func:`shared.turn_context.neighbour_context` over the memory texts of the turn's session
     (every turn of it, in order, whoever spoke: two before, two after), exactly as learning fills
-    ``memories.context`` from a chat. Turns that only ask or request
-    (:func:`shared.echo.is_question_or_request` on the memory text) are left out as learning
+    ``memories.context`` from a chat. Turns that only ask, request or exchange pleasantries
+    (:func:`shared.echo.states_nothing` on the memory text) are left out as learning
     leaves them out, unless ``capture_all``. No speaker, dia_id or sample-id handling.
     """
     sessions: dict[int, list[Turn]] = {}
@@ -145,7 +145,7 @@ def turn_memories(
     for turns in sessions.values():
         texts = [t.memory_text(with_date) for t in turns]
         for i, turn in enumerate(turns):
-            if not capture_all and is_question_or_request(texts[i]):
+            if not capture_all and states_nothing(texts[i]):
                 continue
             out.append(TurnMemory(turn, texts[i], neighbour_context(texts, i)))
     return out

@@ -106,6 +106,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_max_memories": (0, 1000),
     "keyword_common_term_df": (0, 1_000_000),
     "vector_min_similarity": (-1, 1),
+    "recall_vector_only_margin": (0, 1),
     "access_immunity": (0, 1_000_000),
     "max_memories_per_owner": (0, 1_000_000_000),
     "sweep_max_scan": (1, 100_000_000),

@@ -145,6 +145,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0
     vector_min_similarity: float = 0.0
+    #: In hybrid recall, a vector hit the keyword leg did not find must clear the vector floor
+    #: by this much more cosine (0 = no extra evidence asked); chosen on LoCoMo (README).
+    recall_vector_only_margin: float = 0.2
     # optional recall helpers (shared/rerank.py, shared/query_rewrite.py), off by default
     rerank_url: str = ""
     rerank_api_key: str = ""

@@ -9,7 +9,7 @@ import pytest
 
 from shared.models import Memory, NewMemory, Scope
 from shared.ranking import Candidate, memory_tokens
-from shared.retrieval import keyword_candidates, select_within_budget
+from shared.retrieval import keyword_candidates, keyword_supported, select_within_budget
 from shared.store import Store
 from shared.store.memories import KeywordSearch
 
@@ -114,3 +114,15 @@ def test_dropped_duplicate_uses_no_budget():
     assert memory_tokens(other.content) > memory_tokens(copy.content)
     scored = [(first, 0.9), (copy, 0.8), (other, 0.7)]
     assert select(scored, max_tokens=budget, max_memories=10) == [1, 3]
+
+
+def test_vector_hits_without_keyword_support_need_the_margin() -> None:
+    keyword = [Candidate(memory_id=1, score=5.0, rank=1)]
+    vector = [
+        Candidate(memory_id=1, score=0.52, rank=1),  # found by keywords too: kept at the floor
+        Candidate(memory_id=2, score=0.75, rank=2),  # vector only, above floor + margin: kept
+        Candidate(memory_id=3, score=0.6, rank=3),  # vector only, a loose match: dropped
+    ]
+    kept = keyword_supported(vector, keyword, floor=0.5, margin=0.2)
+    assert [c.memory_id for c in kept] == [1, 2]
+    assert keyword_supported(vector, keyword, floor=0.5, margin=0.0) == vector
