@@ -22,8 +22,8 @@ import msgspec
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
-from shared.ranking import apply_relevance_floor, content_key
-from shared.retrieval import keyword_candidates, keyword_search_of
+from shared.ranking import Candidate, apply_relevance_floor, content_key
+from shared.retrieval import keyword_candidates, keyword_search_of, keyword_supported
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
 
@@ -94,6 +94,16 @@ async def legs_of(
             for c in cands
         }
     vector, vector_ids = await _vector_leg(engine, scope, query, settings, now)
+    if settings.retrieval_strategy == "hybrid" and engine is not None and engine.embedder:
+        # as recall: a vector hit without keyword support needs the raised floor
+        floor = settings.vector_min_similarity or engine.embedder.min_similarity
+        hits = [Candidate(memory_id=i, score=h.score, rank=h.rank) for i, h in vector.items()]
+        found = [Candidate(memory_id=i, score=h.score) for i, h in keyword.items() if h.passed]
+        supported = keyword_supported(hits, found, floor, settings.recall_vector_only_margin)
+        ok = {c.memory_id for c in supported}
+        vector = {
+            i: h if i in ok else msgspec.structs.replace(h, passed=False) for i, h in vector.items()
+        }
     missing = [i for i in vector_ids if i not in memories]
     if missing:
         memories.update(await store.get_many(missing))
