@@ -269,9 +269,10 @@ async def test_identical_turns_of_one_request_are_captured_once(make_jc):
     (turn,) = await turn_memories(jc)
     assert turn.content == "x" and turn.metadata["turn_index"] == 49_999  # the newest
     assert await learn(jc, payload(["x"] * 50_000)) == LearnResult()
-    mixed = await learn(jc, payload(["I prefer Zig", "ok", "I prefer Zig", "ok"], owner="k2"))
+    twice = ["I prefer Zig", "that sounds right", "I prefer Zig", "that sounds right"]
+    mixed = await learn(jc, payload(twice, owner="k2"))
     assert mixed.captured == 2 and mixed.facts == 1
-    assert sorted(m.content for m in await turn_memories(jc, "k2")) == ["I prefer Zig", "ok"]
+    assert sorted(m.content for m in await turn_memories(jc, "k2")) == twice[:2]
 
 
 async def test_turns_without_a_letter_or_digit_are_not_captured(make_jc):
