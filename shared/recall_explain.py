@@ -23,7 +23,12 @@ from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
 from shared.ranking import Candidate, apply_relevance_floor, content_key
-from shared.retrieval import keyword_candidates, keyword_search_of, keyword_supported
+from shared.retrieval import (
+    keyword_candidates,
+    keyword_search_of,
+    keyword_supported,
+    vector_floor,
+)
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
 
@@ -51,8 +56,7 @@ async def _vector_leg(
 ) -> tuple[dict[int, LegHit], list[int]]:
     if engine is None or not engine.enabled or settings.retrieval_strategy == "exact":
         return {}, []
-    assert engine.embedder is not None
-    floor = settings.vector_min_similarity or engine.embedder.min_similarity
+    floor = vector_floor(settings, engine)
     try:
         result = await engine.vector_search(
             query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
@@ -96,7 +100,7 @@ async def legs_of(
     vector, vector_ids = await _vector_leg(engine, scope, query, settings, now)
     if settings.retrieval_strategy == "hybrid" and engine is not None and engine.embedder:
         # as recall: a vector hit without keyword support needs the raised floor
-        floor = settings.vector_min_similarity or engine.embedder.min_similarity
+        floor = vector_floor(settings, engine)
         hits = [Candidate(memory_id=i, score=h.score, rank=h.rank) for i, h in vector.items()]
         found = [Candidate(memory_id=i, score=h.score) for i, h in keyword.items() if h.passed]
         supported = keyword_supported(hits, found, floor, settings.recall_vector_only_margin)

@@ -195,11 +195,20 @@ class _VectorLeg(msgspec.Struct):
     degraded: str | None = None
 
 
+def vector_floor(settings: Settings, engine: Engine) -> float:
+    """The cosine a vector hit must reach: ``vector_min_similarity``, else the source's floor.
+
+    0 in the setting means the embedding source's calibrated floor (0.5 static table, 0.3 MiniLM
+    and remote). Requires ``engine.embedder`` (AssertionError otherwise).
+    """
+    assert engine.embedder is not None
+    return settings.vector_min_similarity or engine.embedder.min_similarity
+
+
 async def _vector_leg(
     engine: Engine, scope: Scope, query: str, settings: Settings, now: float
 ) -> _VectorLeg:
-    assert engine.embedder is not None
-    min_similarity = settings.vector_min_similarity or engine.embedder.min_similarity
+    min_similarity = vector_floor(settings, engine)
     try:
         result = await engine.vector_search(
             query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
@@ -362,8 +371,7 @@ async def _ranked(
         content = {i: m.content for i, m in memories.items()}
         vector = drop_echoes(echo, vector, content, lambda c: c.memory_id)
         if settings.retrieval_strategy == "hybrid" and engine is not None:
-            assert engine.embedder is not None
-            floor = settings.vector_min_similarity or engine.embedder.min_similarity
+            floor = vector_floor(settings, engine)
             vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)
         fused = _fused(keyword, [c for c in vector if c.memory_id in memories], settings)
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
