@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import ThreadedUvicorn
+from tests.fakes.server import ServedFake
 from tests.fakes.upstream import free_port
 
 Recorded = tuple[str, str, dict[str, str], Any]
@@ -37,7 +37,7 @@ def _ok(result: Any) -> dict[str, Any]:
     return {"result": result, "status": "ok", "time": 0.0001}
 
 
-class FakeQdrant:
+class FakeQdrant(ServedFake):
     """Fake Qdrant REST server listening on ``url`` (``http://127.0.0.1:PORT``)."""
 
     def __init__(self) -> None:
@@ -51,7 +51,6 @@ class FakeQdrant:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._release = threading.Event()
-        self._server: ThreadedUvicorn | None = None
 
     # ---- app -------------------------------------------------------------------------------
     def _app(self) -> Starlette:
@@ -106,17 +105,10 @@ class FakeQdrant:
         return JSONResponse(payload, status_code=status)
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self) -> FakeQdrant:
-        """Start serving in a daemon thread; returns self once the port accepts connections."""
-        self._server = ThreadedUvicorn(self._app(), self.port)
-        self._server.start()
-        return self
-
     def stop(self) -> None:
         """Release hanging requests, stop the server and join its thread."""
         self._release.set()
-        if self._server is not None:
-            self._server.stop()
+        super().stop()
 
     def reset(self) -> None:
         """Forget recorded requests and restore default behaviour (releases hanging requests)."""

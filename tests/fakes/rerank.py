@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes.server import ThreadedUvicorn
+from tests.fakes.server import ServedFake
 from tests.fakes.upstream import free_port
 
 
@@ -31,7 +31,7 @@ def overlap_score(query: str, document: str) -> float:
     return len(words & found) / len(words) if words else 0.0
 
 
-class FakeReranker:
+class FakeReranker(ServedFake):
     """Rerank server at ``url`` (``http://127.0.0.1:PORT/v1/rerank``)."""
 
     def __init__(self) -> None:
@@ -43,7 +43,6 @@ class FakeReranker:
         self.score: Callable[[str, str], float] = overlap_score
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1/rerank"
-        self._server: ThreadedUvicorn | None = None
 
     async def _rerank(self, request: Request) -> Response:
         body = await request.json()
@@ -62,17 +61,8 @@ class FakeReranker:
         scored.sort(key=lambda r: -r["relevance_score"])
         return JSONResponse({"id": "rerank-fake", "results": scored[: body.get("top_n")]})
 
-    def start(self) -> FakeReranker:
-        """Serve in a daemon thread; returns self once the port accepts connections."""
-        app = Starlette(routes=[Route("/v1/rerank", self._rerank, methods=["POST"])])
-        self._server = ThreadedUvicorn(app, self.port)
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop the server and join its thread."""
-        if self._server is not None:
-            self._server.stop()
+    def _app(self) -> Starlette:
+        return Starlette(routes=[Route("/v1/rerank", self._rerank, methods=["POST"])])
 
     def reset(self) -> None:
         """Forget requests and restore default behaviour."""

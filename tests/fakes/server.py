@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import uvicorn
 
@@ -56,3 +56,34 @@ class ThreadedUvicorn:
         if self._thread.is_alive():
             self.server.force_exit = True
             self._thread.join(timeout=timeout_s)
+
+
+class ServedFake:
+    """Lifecycle shared by the fake servers: ``start()`` serves :meth:`_app` on ``self.port``.
+
+    A subclass sets ``self.port`` and implements ``_app()``; ``stop()`` (and leaving a ``with``
+    block) stops the server and joins its thread.
+    """
+
+    port: int
+    _server: ThreadedUvicorn | None = None
+
+    def _app(self) -> Any:
+        raise TypeError(f"{type(self).__name__} must define _app()")
+
+    def start(self) -> Self:
+        """Start serving in a daemon thread; returns self once the port accepts connections."""
+        self._server = ThreadedUvicorn(self._app(), self.port)
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the server and join its thread."""
+        if self._server is not None:
+            self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

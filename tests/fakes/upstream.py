@@ -49,7 +49,7 @@ from tests.fakes.formats import (
     response_object,
     stored_input_items,
 )
-from tests.fakes.server import ThreadedUvicorn
+from tests.fakes.server import ServedFake
 
 Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
@@ -88,7 +88,7 @@ def hashed_embedding(text: str, dim: int) -> list[float]:
     return [v / norm for v in vec]
 
 
-class FakeUpstream:
+class FakeUpstream(ServedFake):
     """OpenAI-compatible fake provider listening on ``base_url`` (``http://127.0.0.1:PORT/v1``)."""
 
     def __init__(self) -> None:
@@ -115,7 +115,6 @@ class FakeUpstream:
         self.stream_tail: bytes | None = None
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._server: ThreadedUvicorn | None = None
 
     # ---- app -------------------------------------------------------------------------------
     def _app(self) -> Starlette:
@@ -308,17 +307,6 @@ class FakeUpstream:
             raise
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self) -> FakeUpstream:
-        """Start serving in a daemon thread; returns self once the port accepts connections."""
-        self._server = ThreadedUvicorn(self._app(), self.port)
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop the server and join its thread."""
-        if self._server is not None:
-            self._server.stop()
-
     def reset(self) -> None:
         """Forget recorded requests and restore default behaviour."""
         self.requests.clear()
@@ -341,12 +329,6 @@ class FakeUpstream:
         self.extra_headers = {}
         self.stream_tail = None
         self.stream_chunks = 5
-
-    def __enter__(self) -> FakeUpstream:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main() -> None:
