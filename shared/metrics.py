@@ -72,6 +72,11 @@ JOBS = Counter("mnemogate_jobs", "Background job runs by job name and outcome", 
 EMBED_CACHE = Counter(
     "mnemogate_embedding_cache_lookups", "Embedding cache lookups by result", ["result"]
 )
+# Both results exported from the start (at 0), so a hit-rate query has its series in every
+# process, embedded mode included, before the first embedding (Prometheus "Instrumentation"
+# practices: initialise label values you know in advance).
+for _result in ("hit", "miss"):
+    EMBED_CACHE.labels(_result)
 
 _LABEL_RE = re.compile(r"[^a-z0-9_.:-]")
 _children: dict[tuple[Any, ...], Any] = {}

@@ -113,7 +113,13 @@ def test_metrics_access_setting(gateway_factory: Any, tmp_path: Path) -> None:
     wrong = httpx.get(guarded.base_url + "/metrics", headers={"authorization": "Bearer x"})
     assert wrong.status_code == 401 and wrong.json()["error"]["type"] == "authentication_error"
     opened = gateway_factory(metrics_access="open", db_path=str(tmp_path / "b.db"))
-    assert httpx.get(opened.base_url + "/metrics").status_code == 200
+    fresh = httpx.get(opened.base_url + "/metrics")
+    assert fresh.status_code == 200
+    # label values known in advance are exported from the start, before any embedding
+    for result in ("hit", "miss"):
+        assert ("mnemogate_embedding_cache_lookups_total", (("result", result),)) in samples(
+            fresh.text
+        )
     off = gateway_factory(metrics_access="off", admin_token=ADMIN, db_path=str(tmp_path / "c.db"))
     r = httpx.get(off.base_url + "/metrics", headers={"authorization": f"Bearer {ADMIN}"})
     assert r.status_code == 404
