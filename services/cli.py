@@ -12,6 +12,8 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
+import msgspec
+
 from services import cli_control, cli_vectors
 from shared.control_api import key_view
 from shared.errors import MnemogateError
@@ -100,6 +102,8 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     host = args.host or settings.host
     port = args.port or settings.port
+    # the flags win over the environment, and /api/settings shows what is actually served
+    settings = msgspec.structs.replace(settings, host=host, port=port)
     # log_config=None: uvicorn's loggers go through the root handler (text or JSON lines)
     uvicorn.run(
         create_app(settings),

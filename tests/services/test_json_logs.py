@@ -58,6 +58,9 @@ def test_json_logs(tmp_path: Path, upstream: FakeUpstream) -> None:
                 except httpx.TransportError:
                     time.sleep(0.1)
             admin = {"authorization": f"Bearer {ADMIN}"}
+            # the --port flag, not the default, is what the settings view reports
+            shown = httpx.get(base + "/api/settings", headers=admin).json()["settings"]
+            assert shown["port"] == port
             key_id = httpx.get(
                 base + "/api/memory/stats", headers={"authorization": f"Bearer {secret}"}
             ).json()["owner_id"]
