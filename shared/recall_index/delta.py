@@ -3,7 +3,10 @@
 Small by construction (the owner is rebuilt once it grows past a threshold, see
 :mod:`shared.recall_index.owner`), so plain dicts are fast enough: ``postings[term][id]`` is the
 same BM25 term-frequency factor as :mod:`shared.recall_index.segment` stores, computed with the
-segment's average document length.
+average document length of the segment and the delta at the time the memory was added (the
+segment's alone would be wrong for a young owner: an owner first indexed with no memories, or a
+few, would length-normalise up to :data:`~shared.recall_index.owner.REBUILD_MIN` new memories
+against a meaningless average).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ class Delta:
         self.memories: dict[int, Memory] = {}
         self.terms: dict[int, list[str]] = {}
         self.postings: dict[str, dict[int, float]] = {}
+        self.lengths: dict[int, float] = {}  # document length (terms, context weighted 1) by id
+        self.length = 0.0  # their sum
         self.bytes = 0
 
     def __len__(self) -> int:
@@ -35,8 +40,15 @@ class Delta:
         hits = self.postings.get(term)
         return len(hits) if hits else 0
 
-    def add(self, memory: Memory, text: str, context: str, avgdl: float, p: Bm25Params) -> None:
-        """Index ``memory`` (replacing an earlier version of it)."""
+    def add(
+        self, memory: Memory, text: str, context: str, base: tuple[float, int], p: Bm25Params
+    ) -> None:
+        """Index ``memory`` (replacing an earlier version of it).
+
+        ``base``: (summed length, documents) of the segment beside this delta; the average
+        document length of BM25's length normalisation is taken over those documents, the
+        delta's and this one.
+        """
         self.remove(memory.id)
         freq: dict[str, float] = {}
         own = analyse(text)
@@ -46,13 +58,17 @@ class Delta:
         for t in ctx:
             freq[t] = freq.get(t, 0.0) + p.context_weight
         dl = float(len(own) + len(ctx))
+        total, docs = base
+        avgdl = (total + self.length + dl) / (docs + len(self.memories) + 1)
         terms = list(freq)
         f = np.fromiter((freq[t] for t in terms), dtype=np.float64, count=len(terms))
-        weights = tf_factor(f, np.full(len(terms), dl), avgdl if avgdl > 0 else dl or 1.0, p)
+        weights = tf_factor(f, np.full(len(terms), dl), avgdl or 1.0, p)
         for t, w in zip(terms, weights.tolist(), strict=True):
             self.postings.setdefault(t, {})[memory.id] = w
         self.memories[memory.id] = memory
         self.terms[memory.id] = terms
+        self.lengths[memory.id] = dl
+        self.length += dl
         self.bytes += len(memory.content) + 80 * len(terms) + 460
 
     def remove(self, memory_id: int) -> bool:
@@ -61,6 +77,7 @@ class Delta:
         if memory is None:
             return False
         terms = self.terms.pop(memory_id)
+        self.length -= self.lengths.pop(memory_id)
         for t in terms:
             hits = self.postings.get(t)
             if hits is not None:

@@ -76,7 +76,8 @@ class OwnerIndex:
     def upsert(self, memory: Memory, text: str, context: str) -> None:
         """Apply a new or changed memory of this owner."""
         self.segment.kill(memory.id)
-        self.delta.add(memory, text, context, self.segment.avgdl, self.params)
+        seg = self.segment
+        self.delta.add(memory, text, context, (seg.avgdl * len(seg), len(seg)), self.params)
 
     def remove(self, memory_id: int) -> bool:
         """Apply a delete; True when the memory was held."""
