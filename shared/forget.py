@@ -36,6 +36,7 @@ from shared.forget_terms import (
     coverage,
     hash_stems,
     memory_stems,
+    named_by,
     target_stems,
 )
 from shared.models import Memory
@@ -95,6 +96,25 @@ def is_copy(a: Memory, b: Memory) -> bool:
     """
     request_id = a.metadata.get("request_id")
     return bool(request_id) and b.metadata.get("request_id") == request_id and _related(a, b)
+
+
+def without_forgotten(target: Sequence[str] | None, memories: Sequence[Memory]) -> list[Memory]:
+    """``memories`` minus those a forget target names and their copies among ``memories``.
+
+    The request-path filter of a forget request's own recall: a named memory
+    (:func:`shared.forget_terms.named_by`) is left out, and so is every memory that copies one
+    (:func:`is_copy`: the captured turn a named fact was learned from, whose words may differ:
+    "forget my bread preference" names the fact keyed ``preference`` but not the turn "I prefer
+    walnut bread"). Leaving a memory out of one prompt is always safe, so no margin applies.
+    Order kept; pure.
+    """
+    if not target:
+        return list(memories)
+    named = named_by(target, memories)
+    if not named:
+        return list(memories)
+    gone = {n.id for n in named}
+    return [m for m in memories if m.id not in gone and not any(is_copy(n, m) for n in named)]
 
 
 async def derived_copies(store: Store, named: Sequence[Memory]) -> list[Memory]:

@@ -185,17 +185,6 @@ def named_by(target: Sequence[str], items: Sequence[T]) -> list[T]:
     return [item for item in items if is_named(target, item)]
 
 
-def without_named(target: Sequence[str] | None, items: Sequence[T]) -> list[T]:
-    """Leave out the items a forget target names.
-
-    ``items`` minus those ``target`` names: the request-path filter over a recall result (never
-    margin-checked: leaving a memory out of one prompt is always safe).
-    """
-    if not target:
-        return list(items)
-    return [item for item in items if not is_named(target, item)]
-
-
 def clear_matches(
     target: Sequence[str],
     items: Sequence[T],

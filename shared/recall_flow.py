@@ -18,7 +18,7 @@ import msgspec
 
 from shared.engine import Engine
 from shared.errors import MnemogateError
-from shared.forget_terms import without_named
+from shared.forget import without_forgotten
 from shared.memory_block import RecalledMemory, block_of_lines, memory_line
 from shared.metrics import note_recall
 from shared.models import Scope
@@ -182,7 +182,7 @@ async def recall_block(
     verbatim). Timeout = ``settings.recall_timeout_ms``. Never raises: a failure or timeout gives
     an empty block with ``degraded`` set. ``forget``: the target stems of a forget request in
     this message; recalled memories they name are left out
-    (:func:`shared.forget_terms.without_named`). ``assist``: the optional query rewrite and
+    (:func:`shared.forget.without_forgotten`). ``assist``: the optional query rewrite and
     rerank (:mod:`shared.recall_assist`), bounded by the same timeout; ``conversation``: the
     request's user and assistant messages as chat-like ``{"role", "content"}`` dicts, oldest
     first (the rewrite's history; read only when a helper is on). Timed and recorded in the
@@ -198,7 +198,8 @@ async def recall_block(
     if isinstance(outcome, RecalledBlock):
         return outcome
     result = outcome
-    memories = without_named(forget, result.memories)  # a forget request's target is left out
+    # a forget request's target, and the turns it was learned from, are left out
+    memories = without_forgotten(forget, result.memories)
     redact = detector if settings.sensitive_filter else None
     block = block_of_lines([_line(redact, m.content, m.created_at, m.category) for m in memories])
     return RecalledBlock(

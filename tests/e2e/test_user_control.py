@@ -96,6 +96,23 @@ def test_forget_in_chat_excludes_then_deletes_everywhere(gateway_factory, upstre
     assert not any("stop remembering" in c for c in left)
 
 
+def test_a_forgotten_fact_and_its_turn_stay_out_of_the_forget_request(
+    gateway_factory, upstream
+) -> None:
+    """The target names the fact ("preference" is in its key) but not the turn it was learned
+    from ("I prefer walnut bread"): the turn, a copy of the fact, is left out too."""
+    gw = gateway_factory(**SLOW_OK)
+    key, secret = gw.create_key("f-copy")
+    teach(gw, secret, key, "I prefer walnut bread")
+    gw.wait_for_memories(lambda ms: len([m for m in ms if "walnut" in m.content]) >= 2, key)
+    say(gw, secret, "What bread do I like?", {"x-mnemogate-no-learn": "1"})
+    assert "walnut" in sent(upstream)  # both are recalled for a question about it ...
+    resp = say(gw, secret, "forget my bread preference")
+    assert resp.headers["x-mnemogate-memory-forget"] == "queued"
+    assert "walnut" not in sent(upstream)  # ... and neither goes into the forget request
+    wait(lambda: not any("walnut" in c for c in contents(gw, key)), "the forget job")
+
+
 def test_statements_and_dismissals_delete_nothing(gateway_factory, upstream) -> None:
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f2")

@@ -13,7 +13,6 @@ from shared.forget_terms import (
     hash_stems,
     stem,
     target_stems,
-    without_named,
 )
 
 
@@ -71,11 +70,6 @@ def test_too_many_named_is_refused() -> None:
     items = [Item(f"User visited the gym on day {i}") for i in range(5)]
     assert clear_matches(target_stems("the gym"), items, 4) == ([], "too_broad")
     assert len(clear_matches(target_stems("the gym"), items, 5)[0]) == 5
-
-
-def test_request_path_filter_leaves_out_named_memories_only() -> None:
-    assert without_named(target_stems("which gym I go to"), [GYM, WORK, TURN]) == [WORK]
-    assert without_named(None, [GYM, WORK]) == [GYM, WORK]
 
 
 def test_hashed_tombstone_recognises_the_content_without_holding_it() -> None:
