@@ -140,11 +140,44 @@ def hash_stems(stems: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({hash_stem(s) for s in stems}))
 
 
+#: Topic words that a memory about the topic rarely says, with words that show the topic instead
+#: ("forget my address" names "I live at 42 Baker Street", which never says "address"). Only
+#: signs specific enough to delete by: a street word is an address; "live" is not ("my sister
+#: lives in Oslo"), nor words whose stem is an everyday word elsewhere (Spanish "calle" stems to
+#: "call").
+_TOPIC_SIGNS_TEXT: dict[str, str] = {
+    "address adresse anschrift dirección direccion indirizzo": (
+        "street road avenue boulevard straße strasse gasse rue avenida postcode postleitzahl"
+    ),
+}
+#: Stems of the signs above that also end a compound word ("Hauptstraße", "Lindengasse").
+_COMPOUND_SIGNS = (stem("straße"), stem("gasse"))
+_TOPIC_SIGNS: dict[str, frozenset[str]] = {
+    stem(topic): frozenset(stem(sign) for sign in signs.split())
+    for topics, signs in _TOPIC_SIGNS_TEXT.items()
+    for topic in topics.split()
+}
+
+
+def _present(target_stem: str, stems: frozenset[str]) -> bool:
+    """True when ``stems`` hold ``target_stem`` or, for a topic word, one of its signs."""
+    if target_stem in stems:
+        return True
+    signs = _TOPIC_SIGNS.get(target_stem)
+    if signs is None:
+        return False
+    return not signs.isdisjoint(stems) or any(s.endswith(_COMPOUND_SIGNS) for s in stems)
+
+
 def coverage(target: Sequence[str], stems: frozenset[str]) -> float:
-    """Share (0..1) of ``target`` stems present in ``stems``; 0.0 for an empty target."""
+    """Share (0..1) of ``target`` stems present in ``stems``; 0.0 for an empty target.
+
+    A topic stem of :data:`_TOPIC_SIGNS_TEXT` ("address") also counts as present when one of its
+    signs is ("street", "Hauptstraße").
+    """
     if not target:
         return 0.0
-    return sum(1 for t in target if t in stems) / len(target)
+    return sum(1 for t in target if _present(t, stems)) / len(target)
 
 
 def covers_hashed(target_hashes: Sequence[str], content: str, key: str) -> bool:

@@ -78,3 +78,24 @@ def test_hashed_tombstone_recognises_the_content_without_holding_it() -> None:
     assert covers_hashed(hashes, "I go to the gym on Elm Street", "")
     assert not covers_hashed(hashes, "User works at a bakery", "fact:works_at")
     assert not covers_hashed((), "anything", "")
+
+
+@pytest.mark.parametrize(
+    ("target", "memory"),
+    [
+        ("my address", "I live at 42 Baker Street in London"),
+        ("meine Adresse", "Ich wohne in der Hauptstraße 5 in München"),
+        ("mon adresse", "J'habite au 3 rue de la Paix"),
+        ("mi dirección", "Vivo en la avenida Mayor 3"),
+    ],
+)
+def test_an_address_is_named_by_its_street_word(target: str, memory: str) -> None:
+    named, reason = clear_matches(target_stems(target), [Item(memory), WORK], 10)
+    assert (named, reason) == ([Item(memory)], "ok")
+
+
+@pytest.mark.parametrize(
+    "memory", ["My sister lives in Oslo", "I need to call my mom", "I work at a bakery"]
+)
+def test_an_address_target_leaves_other_memories_alone(memory: str) -> None:
+    assert clear_matches(target_stems("my address"), [Item(memory)], 10) == ([], "no_match")
