@@ -37,6 +37,7 @@ from shared.forget_terms import (
     hash_stems,
     memory_stems,
     named_by,
+    search_stems,
     target_stems,
 )
 from shared.models import Memory
@@ -187,7 +188,9 @@ async def forget(
     hashes = hash_stems(stems)
     if not dry_run and hashes:
         await store.forget.add_tombstone(owner_id, user_id, hashes, now)
-    candidates = await store.forget.candidates(owner_id, user_id, stems, CANDIDATE_LIMIT)
+    candidates = await store.forget.candidates(
+        owner_id, user_id, search_stems(stems), CANDIDATE_LIMIT
+    )
     named, reason = clear_matches(stems, candidates, max_matches, copy_of=is_copy)
     copies = await derived_copies(store, named)
     items = [

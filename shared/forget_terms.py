@@ -143,15 +143,13 @@ def hash_stems(stems: Iterable[str]) -> tuple[str, ...]:
 #: Topic words that a memory about the topic rarely says, with words that show the topic instead
 #: ("forget my address" names "I live at 42 Baker Street", which never says "address"). Only
 #: signs specific enough to delete by: a street word is an address; "live" is not ("my sister
-#: lives in Oslo"), nor words whose stem is an everyday word elsewhere (Spanish "calle" stems to
-#: "call").
+#: lives in Oslo"), nor a word whose stem is an everyday word elsewhere (Spanish "calle" stems to
+#: "call", German "Gasse" to "gas"). Compounds ("Hauptstraße") are not recognised.
 _TOPIC_SIGNS_TEXT: dict[str, str] = {
     "address adresse anschrift dirección direccion indirizzo": (
-        "street road avenue boulevard straße strasse gasse rue avenida postcode postleitzahl"
+        "street road avenue boulevard straße strasse rue avenida postcode postleitzahl"
     ),
 }
-#: Stems of the signs above that also end a compound word ("Hauptstraße", "Lindengasse").
-_COMPOUND_SIGNS = (stem("straße"), stem("gasse"))
 _TOPIC_SIGNS: dict[str, frozenset[str]] = {
     stem(topic): frozenset(stem(sign) for sign in signs.split())
     for topics, signs in _TOPIC_SIGNS_TEXT.items()
@@ -159,21 +157,31 @@ _TOPIC_SIGNS: dict[str, frozenset[str]] = {
 }
 
 
+def search_stems(target: Sequence[str]) -> tuple[str, ...]:
+    """The stems to search forget candidates by: ``target`` and the signs of its topic words.
+
+    A superset for the full-text candidate query only; which candidates are named is decided by
+    :func:`coverage` over ``target``. Distinct, in order. Pure.
+    """
+    out = list(dict.fromkeys(target))
+    for t in target:
+        out.extend(e for e in sorted(_TOPIC_SIGNS.get(t, ())) if e not in out)
+    return tuple(out)
+
+
 def _present(target_stem: str, stems: frozenset[str]) -> bool:
     """True when ``stems`` hold ``target_stem`` or, for a topic word, one of its signs."""
     if target_stem in stems:
         return True
     signs = _TOPIC_SIGNS.get(target_stem)
-    if signs is None:
-        return False
-    return not signs.isdisjoint(stems) or any(s.endswith(_COMPOUND_SIGNS) for s in stems)
+    return signs is not None and not signs.isdisjoint(stems)
 
 
 def coverage(target: Sequence[str], stems: frozenset[str]) -> float:
     """Share (0..1) of ``target`` stems present in ``stems``; 0.0 for an empty target.
 
     A topic stem of :data:`_TOPIC_SIGNS_TEXT` ("address") also counts as present when one of its
-    signs is ("street", "Hauptstraße").
+    signs is ("street", "rue").
     """
     if not target:
         return 0.0

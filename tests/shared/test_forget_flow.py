@@ -131,6 +131,15 @@ async def test_restating_a_learned_sentence_forgets_it_and_its_fact(jc: JobConte
     assert set(await jc.store.memories.get_many([turn, fact, other])) == {other}
 
 
+async def test_an_address_is_forgotten_by_its_street_word(jc: JobContext) -> None:
+    await put(jc, "I live at 42 Baker Street in London", category="turn")
+    await put(jc, "My sister lives in Oslo", category="turn")
+    await put(jc, "I pay too much for gas", category="turn")
+    done = await run_forget(jc, "my address", time.time())
+    assert done.reason == "ok" and len(done.deleted) == 1
+    assert await contents(jc) == ["I pay too much for gas", "My sister lives in Oslo"]
+
+
 async def test_unclear_forgets_delete_nothing(jc: JobContext) -> None:
     await put(jc, "User's old phone number is 555", key="fact:old_phone_number")
     await put(jc, "User's phone is an old Nokia", key="fact:phone")

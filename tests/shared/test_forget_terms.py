@@ -84,7 +84,7 @@ def test_hashed_tombstone_recognises_the_content_without_holding_it() -> None:
     ("target", "memory"),
     [
         ("my address", "I live at 42 Baker Street in London"),
-        ("meine Adresse", "Ich wohne in der Hauptstraße 5 in München"),
+        ("meine Adresse", "Ich wohne in der Baker Street 5 in London"),
         ("mon adresse", "J'habite au 3 rue de la Paix"),
         ("mi dirección", "Vivo en la avenida Mayor 3"),
     ],
@@ -95,7 +95,14 @@ def test_an_address_is_named_by_its_street_word(target: str, memory: str) -> Non
 
 
 @pytest.mark.parametrize(
-    "memory", ["My sister lives in Oslo", "I need to call my mom", "I work at a bakery"]
+    "memory",
+    [
+        "My sister lives in Oslo",
+        "I need to call my mom",
+        "I pay too much for gas",
+        "I play in an orchestra",
+        "I work at a bakery",
+    ],
 )
 def test_an_address_target_leaves_other_memories_alone(memory: str) -> None:
     assert clear_matches(target_stems("my address"), [Item(memory)], 10) == ([], "no_match")
