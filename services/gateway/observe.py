@@ -38,6 +38,16 @@ def fresh_id() -> str:
     return f"{random.getrandbits(64):016x}"
 
 
+def current_request_id() -> str:
+    """The id of the request being served (``x-mnemogate-request-id``), else a fresh one.
+
+    What learning and forget jobs record (memory ``metadata.request_id``, events), so a memory
+    and an event can be traced to the response and log lines of the request that caused them.
+    """
+    telemetry = CURRENT.get()
+    return telemetry.request_id if telemetry is not None else fresh_id()
+
+
 def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
     """The client's ``x-request-id`` if it matches :data:`REQUEST_ID_RE`, else a fresh one."""
     for name, value in headers:

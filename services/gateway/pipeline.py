@@ -30,7 +30,7 @@ from services.gateway.memory_control import (
     enqueue_forget,
     resolve_control,
 )
-from services.gateway.observe import fresh_id
+from services.gateway.observe import current_request_id
 from services.gateway.relay import OnSuccess, Upstream, relay
 from services.gateway.state import GatewayState, state_of
 from services.gateway.switches import request_scope
@@ -218,7 +218,7 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
         call.parsed.query,
     )
     scope = request_scope(request, call.key, control.user_id)
-    request_id = fresh_id()
+    request_id = current_request_id()
     await enqueue_forget(call.state.queue, control, call.key.id, now, request_id)
     memory = await remember(call, scope, control, now)
     memory.headers.update(control_headers(control, memory.tokens))

@@ -3,6 +3,7 @@ setting, ``x-request-id``, the worker's ``--metrics-port`` and multiprocess aggr
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -199,3 +200,29 @@ def test_multiprocess_aggregation(tmp_path: Path) -> None:
     assert value(scrape, "mnemogate_http_requests_total", route=route, status="200") == 3
     assert value(scrape, "mnemogate_jobs_total", job="learn", outcome="ok") == 3
     assert value(scrape, "mnemogate_added_latency_seconds_count") == 3
+
+
+def test_learned_memories_and_forget_events_carry_the_request_id(
+    gateway_factory: Any, upstream: FakeUpstream
+) -> None:
+    """The id a response names (``x-mnemogate-request-id``) is the one the memories it taught and
+    the forget event it caused record, so they can be traced to its log lines."""
+    gw: GatewayHarness = gateway_factory(admin_token=ADMIN)
+    key_id, secret = gw.create_key("trace")
+    taught = chat(gw, secret, "I drink jasmine tea every morning", **{"x-request-id": "trace-1"})
+    assert taught.headers["x-mnemogate-request-id"] == "trace-1"
+    memories = gw.wait_for_memories(lambda ms: any("jasmine" in m.content for m in ms), key_id)
+    assert {m.metadata.get("request_id") for m in memories if "jasmine" in m.content} == {"trace-1"}
+    plain = chat(gw, secret, "I live at 42 Baker Street")  # no client id: the gateway's own
+    generated = plain.headers["x-mnemogate-request-id"]
+    gw.wait_for_memories(lambda ms: any("Baker" in m.content for m in ms), key_id)
+    assert any(m.metadata.get("request_id") == generated for m in gw.memories(key_id))
+    chat(gw, secret, "Please forget my address", **{"x-request-id": "trace-2"})
+    admin = {"authorization": f"Bearer {ADMIN}"}
+
+    def forget_event() -> Any:
+        items = httpx.get(gw.base_url + "/api/events", headers=admin).json()["items"]
+        return next((e for e in items if e["kind"] == "forget"), None)
+
+    event = wait_until(forget_event, what="the forget event")
+    assert "trace-2" in json.dumps(event)
