@@ -1,22 +1,20 @@
 """The mutable part of an owner's keyword index: memories written since the segment was built.
 
 Small by construction (the owner is rebuilt once it grows past a threshold, see
-:mod:`shared.recall_index.owner`), so plain dicts are fast enough: ``postings[term][id]`` is the
-same BM25 term-frequency factor as :mod:`shared.recall_index.segment` stores, computed with the
-average document length of the segment and the delta at the time the memory was added (the
-segment's alone would be wrong for a young owner: an owner first indexed with no memories, or a
-few, would length-normalise up to :data:`~shared.recall_index.owner.REBUILD_MIN` new memories
-against a meaningless average).
+:mod:`shared.recall_index.owner`), so plain dicts are fast enough. ``postings[term][id]`` is the
+weighted term frequency (own text 1, context ``context_weight``) and ``lengths[id]`` the document
+length; the BM25 term-frequency factor is computed at search time
+(:meth:`shared.recall_index.owner.OwnerIndex.hits`) with the average length of the segment and
+the delta together, so it does not depend on the order memories arrived in, and a young owner
+(first indexed with no memories, or a few) is not normalised against a meaningless average.
 """
 
 from __future__ import annotations
 
 import msgspec
-import numpy as np
 
 from shared.models import Memory
 from shared.recall_index.analysis import analyse, analyse_context
-from shared.recall_index.segment import Bm25Params, tf_factor
 
 __all__ = ["Delta"]
 
@@ -40,14 +38,10 @@ class Delta:
         hits = self.postings.get(term)
         return len(hits) if hits else 0
 
-    def add(
-        self, memory: Memory, text: str, context: str, base: tuple[float, int], p: Bm25Params
-    ) -> None:
+    def add(self, memory: Memory, text: str, context: str, context_weight: float) -> None:
         """Index ``memory`` (replacing an earlier version of it).
 
-        ``base``: (summed length, documents) of the segment beside this delta; the average
-        document length of BM25's length normalisation is taken over those documents, the
-        delta's and this one.
+        Its context's terms count ``context_weight`` each, its own text's 1.
         """
         self.remove(memory.id)
         freq: dict[str, float] = {}
@@ -56,20 +50,15 @@ class Delta:
         for t in own:
             freq[t] = freq.get(t, 0.0) + 1.0
         for t in ctx:
-            freq[t] = freq.get(t, 0.0) + p.context_weight
+            freq[t] = freq.get(t, 0.0) + context_weight
         dl = float(len(own) + len(ctx))
-        total, docs = base
-        avgdl = (total + self.length + dl) / (docs + len(self.memories) + 1)
-        terms = list(freq)
-        f = np.fromiter((freq[t] for t in terms), dtype=np.float64, count=len(terms))
-        weights = tf_factor(f, np.full(len(terms), dl), avgdl or 1.0, p)
-        for t, w in zip(terms, weights.tolist(), strict=True):
-            self.postings.setdefault(t, {})[memory.id] = w
+        for t, f in freq.items():
+            self.postings.setdefault(t, {})[memory.id] = f
         self.memories[memory.id] = memory
-        self.terms[memory.id] = terms
+        self.terms[memory.id] = list(freq)
         self.lengths[memory.id] = dl
         self.length += dl
-        self.bytes += len(memory.content) + 80 * len(terms) + 460
+        self.bytes += len(memory.content) + 80 * len(freq) + 460
 
     def remove(self, memory_id: int) -> bool:
         """Forget ``memory_id``; True when the delta held it."""

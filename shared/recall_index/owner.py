@@ -76,8 +76,7 @@ class OwnerIndex:
     def upsert(self, memory: Memory, text: str, context: str) -> None:
         """Apply a new or changed memory of this owner."""
         self.segment.kill(memory.id)
-        seg = self.segment
-        self.delta.add(memory, text, context, (seg.avgdl * len(seg), len(seg)), self.params)
+        self.delta.add(memory, text, context, self.params.context_weight)
 
     def remove(self, memory_id: int) -> bool:
         """Apply a delete; True when the memory was held."""
@@ -156,9 +155,15 @@ class OwnerIndex:
     ) -> dict[int, float]:
         found: dict[int, float] = {}
         count: dict[int, int] = {}
+        delta, seg = self.delta, self.segment
+        # BM25's tf factor (segment.tf_factor) with the average length of segment and delta
+        docs = len(seg) + len(delta)
+        avgdl = (seg.avgdl * len(seg) + delta.length) / docs if docs else 1.0
+        k1, b = self.params.k1, self.params.b
         for term, idf in weights.items():
-            for memory_id, w in self.delta.postings.get(term, {}).items():
-                found[memory_id] = found.get(memory_id, 0.0) + idf * w
+            for memory_id, f in delta.postings.get(term, {}).items():
+                norm = k1 * (1.0 - b + b * delta.lengths[memory_id] / max(avgdl, 1e-9))
+                found[memory_id] = found.get(memory_id, 0.0) + idf * f * (k1 + 1.0) / (f + norm)
                 if term in required:
                     count[memory_id] = count.get(memory_id, 0) + 1
         if required:
