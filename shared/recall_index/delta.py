@@ -13,6 +13,7 @@ import numpy as np
 
 from shared.models import Memory
 from shared.recall_index.analysis import analyse, analyse_context
+from shared.recall_index.prepared import Prepared, prepared_bytes
 from shared.recall_index.segment import Bm25Params, tf_factor
 
 __all__ = ["Delta"]
@@ -25,6 +26,8 @@ class Delta:
         self.memories: dict[int, Memory] = {}
         self.terms: dict[int, list[str]] = {}
         self.postings: dict[str, dict[int, float]] = {}
+        #: Prepared features by rowid (filled by the owner index; dropped with the memory).
+        self.prepared: dict[int, Prepared] = {}
         self.bytes = 0
 
     def __len__(self) -> int:
@@ -55,12 +58,22 @@ class Delta:
         self.terms[memory.id] = terms
         self.bytes += len(memory.content) + 80 * len(terms) + 460
 
+    def keep_prepared(self, memory_id: int, prepared: Prepared) -> None:
+        """Hold the prepared features of a delta memory (dropped when it is removed)."""
+        if memory_id in self.memories:
+            old = self.prepared.get(memory_id)
+            self.bytes += prepared_bytes(prepared) - (0 if old is None else prepared_bytes(old))
+            self.prepared[memory_id] = prepared
+
     def remove(self, memory_id: int) -> bool:
         """Forget ``memory_id``; True when the delta held it."""
         memory = self.memories.pop(memory_id, None)
         if memory is None:
             return False
         terms = self.terms.pop(memory_id)
+        prepared = self.prepared.pop(memory_id, None)
+        if prepared is not None:
+            self.bytes -= prepared_bytes(prepared)
         for t in terms:
             hits = self.postings.get(t)
             if hits is not None:
