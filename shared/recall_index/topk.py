@@ -18,6 +18,7 @@ by document position (= rowid order), in both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -101,7 +102,7 @@ def dense_top(
     """
     acc = np.zeros(len(seg), dtype=np.float64)
     count = need > 1  # one term suffices: a flag per document, no counting
-    matched = np.zeros(len(seg), dtype=np.int16 if count else np.bool_)
+    matched: npt.NDArray[Any] = np.zeros(len(seg), dtype=np.int16 if count else np.bool_)
     for term, idf in weights.items():
         docs, w = seg.postings(term)
         if len(docs):
