@@ -2,8 +2,9 @@
 
 Pure, no I/O, no clock. :func:`format_memory_block` renders memories; :func:`memory_line` and
 :func:`block_of_lines` are its two steps, so a caller can keep rendered lines (the keyword
-cache prepares each memory's line when it indexes it, :mod:`shared.memory_render`). The block's shape is described in
-:mod:`shared.injection`, which re-exports this module's public names.
+cache prepares each memory's line when it indexes it, :mod:`shared.memory_render`). The
+block's shape is described in :mod:`shared.injection`, which re-exports this module's public
+names.
 """
 
 from __future__ import annotations

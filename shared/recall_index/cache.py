@@ -58,6 +58,8 @@ PRUNE_AGE_S = 3600.0
 """Changes older than this are pruned (a process idle for longer rebuilds its cache)."""
 PRUNE_KEEP = 10_000
 """The newest changes are always kept."""
+PREPARE_INLINE = 32
+"""Changed memories of an owner prepared inline by a feed read (~3 ms; more: rendered by recall)."""
 SNAPSHOT_LAG = 20_000
 """A stored snapshot further behind the applied feed than this is ignored (rebuilt from rows)."""
 
@@ -204,12 +206,13 @@ class OwnerCache:
                 continue
             rows = await self.source.rows(sorted(ids))
             index.generation += 1
+            inline = len(ids) <= PREPARE_INLINE  # the event loop prepares a few memories only
             for memory_id in ids:
                 row = rows.get(memory_id)
                 if row is None or row.memory.owner_id != owner_id:
                     index.remove(memory_id)
                 else:
-                    index.upsert(row.memory, row.search_text, row.context)
+                    index.upsert(row.memory, row.search_text, row.context, prepare=inline)
             if index.needs_rebuild():
                 del self.owners[owner_id]
         for owner_id, ids in touched.items():
@@ -320,9 +323,8 @@ class OwnerCache:
     async def _prepare_later(self, index: OwnerIndex, data: SegmentData, prepare: Preparer) -> None:
         """Prepare every memory of a loaded owner in a worker thread, then store its snapshot.
 
-        Off the request path: until it is done, recall renders this owner's lines on the fly.
-        The snapshot (refused by the store when the owner changed since) is skipped when the
-        cache's estimate shows it would exceed :data:`snapshot.MAX_BYTES`.
+        Until it is done, recall renders this owner's lines on the fly. The store refuses the
+        snapshot when the owner changed since; one estimated above the limit is not encoded.
         """
         small = index.seg_bytes <= 2 * snapshot.MAX_BYTES  # the estimate is ~2x a blob's size
         try:

@@ -21,6 +21,7 @@ from shared.memory_render import preparer_for
 from shared.models import NewMemory, Scope
 from shared.recall_flow import recall_block
 from shared.recall_index import snapshot
+from shared.recall_index.cache import PREPARE_INLINE
 from shared.retrieval import retention_of
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings, load_settings
@@ -147,3 +148,24 @@ async def test_a_cold_load_brings_the_prepared_lines_or_prepares_them_again(part
         assert data.prepared_fp == preparer_for(True, CODENAME).fingerprint
     finally:
         await cold.close()
+
+
+async def test_many_changes_at_once_are_rendered_by_recall_and_still_redacted(parts) -> None:
+    store, settings, http = parts
+    await _seed(store)
+    engine = await _prepared_engine(store, settings, http)
+    assert engine.keywords is not None
+    try:
+        many = PREPARE_INLINE + 8  # more than a feed read prepares on the event loop
+        await store.writes.upsert_many(
+            [
+                NewMemory(owner_id=OWNER, content=f"Invoice {i} goes to carol{i}@example.net")
+                for i in range(many)
+            ]
+        )
+        block = await _block(store, engine, settings, PLAIN, "invoice goes")
+        index = engine.keywords.cache.owners[OWNER]
+        assert len(index.delta) == many and index.delta.prepared == {}
+        assert "[email]" in block and "@example.net" not in block
+    finally:
+        await engine.close()
