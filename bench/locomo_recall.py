@@ -105,6 +105,7 @@ async def main_async(args: argparse.Namespace) -> None:
             await evaluate(store, engine, convs, variant, dia_of, args.engine, args.quick)
         if args.compare_int8 and engine.enabled and engine.embedder is not None:
             await compare_int8(store, engine, vectors, convs, settings, tmp)
+        await engine.close()  # background work (snapshot writes) stops before the store closes
         await http.aclose()
         await store.close()
 

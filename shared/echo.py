@@ -27,6 +27,7 @@ import msgspec
 from shared.fts_query import query_terms
 from shared.ranking import Candidate
 from shared.recall_index.analysis import analyse
+from shared.recall_index.prepared import Prepared
 
 T = TypeVar("T")
 
@@ -124,16 +125,19 @@ def _normalised(text: str) -> str:
     return " ".join(_WORD_RE.findall(folded))
 
 
-@functools.lru_cache(maxsize=ECHO_CACHE_SIZE)
-def _asked_terms(content: str) -> frozenset[str]:
-    """The search terms of a question or request, else an empty set; memoised.
+def asked_terms(content: str) -> frozenset[str]:
+    """The search terms of a question or request, else an empty set.
 
     Terms of ``content`` (:func:`shared.fts_query.query_terms`, at most :data:`MAX_ECHO_TERMS`)
-    when it is a question or request (:func:`is_question_or_request`). Recalled texts repeat.
+    when it is a question or request (:func:`is_question_or_request`). Pure.
     """
     if not is_question_or_request(content):
         return frozenset()
     return frozenset(query_terms(content, MAX_ECHO_TERMS))
+
+
+#: :func:`asked_terms`, memoised per text (recalled texts repeat).
+_asked_terms = functools.lru_cache(maxsize=ECHO_CACHE_SIZE)(asked_terms)
 
 
 class _Query:
@@ -165,16 +169,20 @@ class _Query:
             return False
         return " ".join(_WORD_RE.findall(lowered)) == self.words
 
-    def echoed_by(self, content: str) -> bool:
-        """:func:`is_echo` of ``content`` against this query."""
+    def echoed_by(self, content: str, asked: Collection[str] | None = None) -> bool:
+        """:func:`is_echo` of ``content`` against this query.
+
+        ``asked``: :func:`asked_terms` of ``content`` when already known (distinct terms).
+        """
         if self.same_words(content):
             return True
-        terms = _asked_terms(content)
+        terms = _asked_terms(content) if asked is None else asked
         if not terms:
             return False
         if self._terms is None:
             self._terms = frozenset(query_terms(self.query, MAX_ECHO_TERMS))
-        return len(terms & self._terms) >= QUESTION_ECHO_CONTAINMENT * len(terms)
+        shared = sum(1 for t in terms if t in self._terms)
+        return shared >= QUESTION_ECHO_CONTAINMENT * len(terms)
 
 
 def is_echo(query: str, content: str) -> bool:
@@ -196,6 +204,7 @@ def drop_echoes(
     candidates: Sequence[T],
     content_of: Mapping[int, str],
     id_of: Callable[[T], int],
+    prepared: Mapping[int, Prepared] | None = None,
 ) -> list[T]:
     """``candidates`` without the echoes of ``query`` (:func:`is_echo`); keeps order.
 
@@ -204,21 +213,57 @@ def drop_echoes(
         candidates: hits of one retrieval leg, any type.
         content_of: memory text by rowid; a candidate whose id is absent is kept.
         id_of: the rowid of a candidate.
+        prepared: features prepared when the memory was indexed
+            (:class:`shared.recall_index.prepared.Prepared`), by rowid; a memory without them
+            is analysed here.
 
     Call it before the relative floor is computed, so an echo never sets the floor. Pure; the
-    query is analysed once per call and each memory text once per process.
+    query is analysed once per call and each memory text without prepared features once per
+    process.
     """
     q = _Query(query)
-    return [c for c in candidates if not q.echoed_by(content_of.get(id_of(c), ""))]
+    ready = prepared or {}
+    kept = []
+    for c in candidates:
+        i = id_of(c)
+        p = ready.get(i)
+        if not q.echoed_by(content_of.get(i, ""), None if p is None else p.asked):
+            kept.append(c)
+    return kept
 
 
-@functools.lru_cache(maxsize=ECHO_CACHE_SIZE)
-def _sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
-    """Per sentence of ``content``: its index terms and whether it is a question; memoised.
+def question_features(content: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What :func:`asks_only` needs of ``content``: ``(question terms, statement terms)``.
+
+    The index terms of its question sentences and of its other sentences; None when the text can
+    never be asks-only (longer than :data:`MAX_ASKS_CHARS`, or no ``?``/``？``). Then
+    ``asks_only(terms, content)`` is ``set(terms)`` disjoint from the statement terms and not
+    from the question terms (:func:`asks_only_of`). Pure.
+    """
+    if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
+        return None
+    asked: set[str] = set()
+    stated: set[str] = set()
+    for terms, is_question in sentence_terms(content):
+        (asked if is_question else stated).update(terms)
+    return frozenset(asked), frozenset(stated)
+
+
+def asks_only_of(
+    terms: Collection[str], features: tuple[Collection[str], Collection[str]] | None
+) -> bool:
+    """:func:`asks_only` from a text's :func:`question_features` (same answer, no analysis)."""
+    if features is None:
+        return False
+    wanted = set(terms)
+    return wanted.isdisjoint(features[1]) and not wanted.isdisjoint(features[0])
+
+
+def sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
+    """Per sentence of ``content``: its index terms and whether it is a question.
 
     Sentences split as in :func:`is_question_or_request`; terms by
-    :func:`shared.recall_index.analysis.analyse`. Recalled texts repeat, so each is analysed
-    once per process.
+    :func:`shared.recall_index.analysis.analyse`. Pure.
     """
     out = []
     for match in _SENTENCE_RE.finditer(content):
@@ -226,6 +271,10 @@ def _sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
         if sentence:
             out.append((frozenset(analyse(sentence)), _is_question_sentence(sentence)))
     return tuple(out)
+
+
+#: :func:`sentence_terms`, memoised per text (recalled texts repeat).
+_sentence_terms = functools.lru_cache(maxsize=ECHO_CACHE_SIZE)(sentence_terms)
 
 
 def asks_only(terms: Collection[str], content: str) -> bool:
@@ -246,8 +295,8 @@ def asks_only(terms: Collection[str], content: str) -> bool:
         return False
     wanted = set(terms)
     in_questions = False
-    for sentence_terms, is_question in _sentence_terms(content):
-        if wanted.isdisjoint(sentence_terms):
+    for terms_of_sentence, is_question in _sentence_terms(content):
+        if wanted.isdisjoint(terms_of_sentence):
             continue
         if not is_question:
             return False
@@ -260,6 +309,7 @@ def demote_questions(
     candidates: Sequence[Candidate],
     content_of: Mapping[int, str],
     factor: float,
+    prepared: Mapping[int, Prepared] | None = None,
 ) -> list[Candidate]:
     """``candidates`` with the score of asks-only memories (:func:`asks_only`) times ``factor``.
 
@@ -269,6 +319,8 @@ def demote_questions(
         content_of: memory text by rowid; a candidate whose id is absent is left alone.
         factor: multiplier in 0..1 (1 leaves every score alone; chosen on LoCoMo, see the
             README, "Recall quality").
+        prepared: features prepared when the memory was indexed, by rowid (as in
+            :func:`drop_echoes`); a memory without them is analysed here.
 
     Returns:
         The candidates re-sorted by score (stable: equal scores keep their order). Call it before
@@ -276,11 +328,24 @@ def demote_questions(
     """
     if factor >= 1.0 or not terms:
         return list(candidates)
+    ready = prepared or {}
     out = [
         msgspec.structs.replace(c, score=c.score * factor)
-        if asks_only(terms, content_of.get(c.memory_id, ""))
+        if _asks(terms, c, content_of, ready)
         else c
         for c in candidates
     ]
     out.sort(key=lambda c: -c.score)
     return out
+
+
+def _asks(
+    terms: Collection[str],
+    c: Candidate,
+    content_of: Mapping[int, str],
+    prepared: Mapping[int, Prepared],
+) -> bool:
+    p = prepared.get(c.memory_id)
+    if p is None:
+        return asks_only(terms, content_of.get(c.memory_id, ""))
+    return asks_only_of(terms, None if p.q_terms is None else (p.q_terms, p.s_terms))

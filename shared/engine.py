@@ -21,9 +21,11 @@ from shared.embedding.base import EmbeddingSource
 from shared.embedding.cache import EmbeddingCache
 from shared.embedding.select import select_source
 from shared.errors import ConfigurationError, EmbeddingError, VectorIndexError
+from shared.memory_render import preparer_for
 from shared.models import Memory, Scope
 from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.recall_index.vectors import VectorMatrices
+from shared.sensitive_patterns import build_detector
 from shared.settings import Settings
 from shared.store import Store
 from shared.store.memories import Retention
@@ -307,7 +309,10 @@ def build_engine(
     qdrant: VectorIndex | None = None
     if settings.vector_tier == "qdrant" and embedder is not None:
         qdrant = _qdrant_index(settings, qdrant_factory)
-    keywords = build_keyword_index(settings, store)
+    detector = build_detector(settings.sensitive_custom_patterns)
+    keywords = build_keyword_index(
+        settings, store, preparer_for(settings.sensitive_filter, detector)
+    )
     return Engine(
         embedder=embedder,
         sqlite_vec=sqlite_vec,

@@ -29,6 +29,7 @@ matches no row, never a syntax error.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -276,8 +277,25 @@ def query_terms(text: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:
     lower-case (only case pairs unicode61 also folds, see :func:`_fold_case`); CJK/Thai runs →
     :func:`cjk_bigrams`; drop :data:`STOP_WORDS` and 1-character non-CJK tokens; dedupe
     preserving first occurrence; keep at most ``max_terms`` (``max_terms`` ≤ 0 → ``[]``).
-    Returns ``[]`` when nothing is left. Never raises for any ``str``.
+    Returns ``[]`` when nothing is left. Never raises for any ``str``. Texts of at most
+    :data:`MEMO_CHARS` characters are memoised (the request path asks for the same query's terms
+    several times: the recall check, the keyword search, the echo and question rules).
     """
+    if len(text) <= MEMO_CHARS:
+        return list(_memo_terms(text, max_terms))
+    return _terms(text, max_terms)
+
+
+#: Longest text whose terms :func:`query_terms` memoises (a few hundred of them: a few MB).
+MEMO_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _memo_terms(text: str, max_terms: int) -> tuple[str, ...]:
+    return tuple(_terms(text, max_terms))
+
+
+def _terms(text: str, max_terms: int) -> list[str]:
     if max_terms <= 0:
         return []
     terms: list[str] = []

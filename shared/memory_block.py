@@ -1,9 +1,10 @@
 """The injected memory block: one sanitised line per recalled memory, framed as background.
 
 Pure, no I/O, no clock. :func:`format_memory_block` renders memories; :func:`memory_line` and
-:func:`block_of_lines` are its two steps, so a caller can keep rendered lines
-(:mod:`shared.recall_flow` caches them per memory text). The block's shape is described in
-:mod:`shared.injection`, which re-exports this module's public names.
+:func:`block_of_lines` are its two steps, so a caller can keep rendered lines (the keyword
+cache prepares each memory's line when it indexes it, :mod:`shared.memory_render`). The
+block's shape is described in :mod:`shared.injection`, which re-exports this module's public
+names.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ import msgspec
 from shared.engine import Engine
 from shared.errors import MnemogateError
 from shared.forget import without_forgotten
-from shared.memory_block import RecalledMemory, block_of_lines, memory_line
+from shared.memory_block import block_of_lines
+from shared.memory_render import preparer_for, render_line
 from shared.metrics import note_recall
 from shared.models import Scope
 from shared.query_bound import bound_query
@@ -36,23 +37,13 @@ log = logging.getLogger("mnemogate.recall")
 _P = ParamSpec("_P")
 
 
-#: Rendered block lines kept per process (an LRU keyed by the memory's text, date and category,
-#: so an edited memory is a new entry): about 2 x the text size each, a few MB at most.
+#: Block lines rendered on the fly, kept per process (an LRU keyed by the memory's text, date and
+#: category, so an edited memory is a new entry): about 2 x the text size each, a few MB at most.
+#: Only for memories the keyword cache has not prepared (:mod:`shared.recall_index.prepared`).
 LINE_CACHE_SIZE = 16_384
 
-
-@functools.lru_cache(maxsize=LINE_CACHE_SIZE)
-def _line(
-    detector: SensitiveDetector | None, content: str, created_at: float, category: str
-) -> str:
-    """The block line of one memory (:func:`shared.memory_block.memory_line`), memoised.
-
-    ``content`` is redacted by ``detector`` first (None: not redacted). Recalled memories repeat
-    across requests, so redaction and sanitising run once per memory text and process rather
-    than on every request.
-    """
-    text = content if detector is None else detector.redact(content)
-    return memory_line(RecalledMemory(content=text, created_at=created_at, category=category))
+#: :func:`shared.memory_render.render_line`, memoised.
+_line = functools.lru_cache(maxsize=LINE_CACHE_SIZE)(render_line)
 
 
 class RecalledBlock(msgspec.Struct, kw_only=True):
@@ -192,6 +183,10 @@ async def recall_block(
     query = bound_query(query, settings.recall_query_max_bytes, settings.recall_query_max_terms)
     if not query.strip():
         return RecalledBlock(block="", memory_ids=[], tier="none")
+    preparer = preparer_for(settings.sensitive_filter, detector)
+    keywords = engine.keywords if engine is not None else None
+    if keywords is not None:
+        keywords.use_preparer(preparer)  # lines prepared under another configuration: dropped
     outcome = await _bounded_recall(
         store, scope, conversation, query, settings, now, engine, assist
     )
@@ -200,8 +195,15 @@ async def recall_block(
     result = outcome
     # a forget request's target, and the turns it was learned from, are left out
     memories = without_forgotten(forget, result.memories)
-    redact = detector if settings.sensitive_filter else None
-    block = block_of_lines([_line(redact, m.content, m.created_at, m.category) for m in memories])
+    ready = keywords.prepared(scope, memories, preparer.fingerprint) if keywords else {}
+    block = block_of_lines(
+        [
+            p.line
+            if (p := ready.get(m.id)) is not None
+            else _line(preparer.detector, m.content, m.created_at, m.category)
+            for m in memories
+        ]
+    )
     return RecalledBlock(
         block=block,
         memory_ids=[m.id for m in memories] if block else [],

@@ -181,10 +181,12 @@ async def _keyword_leg(
     # an echo of the query (a stored copy of this question) never sets the floor, and a memory
     # that only asked about the query's words counts a fraction of its score
     content = {i: m.content for i, m in found[1].items()}
-    kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id)
+    # features prepared when the memories were indexed (else analysed here)
+    ready = index.prepared(scope, found[1].values()) if index is not None else {}
+    kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id, ready)
     if settings.recall_question_factor < 1.0:
         terms = query_tokens(query, settings.recall_query_max_terms)
-        kept = demote_questions(terms, kept, content, settings.recall_question_factor)
+        kept = demote_questions(terms, kept, content, settings.recall_question_factor, ready)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 
@@ -369,7 +371,9 @@ async def _ranked(
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await _memories_of(store, engine, scope, missing))
         content = {i: m.content for i, m in memories.items()}
-        vector = drop_echoes(echo, vector, content, lambda c: c.memory_id)
+        keywords = engine.keywords if engine is not None else None
+        ready = keywords.prepared(scope, memories.values()) if keywords is not None else {}
+        vector = drop_echoes(echo, vector, content, lambda c: c.memory_id, ready)
         if settings.retrieval_strategy == "hybrid" and engine is not None:
             floor = vector_floor(settings, engine)
             vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)

@@ -6,7 +6,11 @@ Public surface (kept stable for the benchmarks and the ranking work built on it)
   retention=, common_df=))`` → ``[(Memory, score)]`` best first (score > 0, higher better),
   with exactly the visibility of :func:`shared.store.memories.visibility_sql`.
 * :func:`build_keyword_index` — one per process and store, from :class:`Settings` (``bm25_k1``,
-  ``bm25_b``, ``recall_context_weight``, ``recall_cache_mb``, ``recall_freshness_ms``).
+  ``bm25_b``, ``recall_context_weight``, ``recall_cache_mb``, ``recall_freshness_ms``) and the
+  :class:`~shared.recall_index.prepared.Preparer` of block lines (the engine passes
+  :func:`shared.memory_render.preparer_for` of the redaction settings).
+* :meth:`KeywordIndex.prepared` — the block lines and echo features prepared when the returned
+  memories were indexed (:mod:`shared.recall_index.prepared`).
 
 Modules: ``analysis`` (FTS5-equivalent tokens), ``segment``/``delta``/``owner`` (index and
 BM25 search), ``visibility`` (filters), ``feed`` (the change-feed interface and its SQLite
@@ -17,12 +21,14 @@ implementation), ``cache`` (LRU of owners kept fresh from the feed). See docs/AR
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 from shared.models import GLOBAL_OWNER, Memory, Scope
 from shared.recall_index.analysis import query_tokens
 from shared.recall_index.cache import OwnerCache
 from shared.recall_index.feed import RecallSource, SqliteSource
 from shared.recall_index.owner import search
+from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import Bm25Params
 from shared.settings import Settings
 from shared.store import Store
@@ -117,6 +123,42 @@ class KeywordIndex:
                 found.update(index.lookup(ids))
         return found
 
+    def prepared(
+        self, scope: Scope, memories: Iterable[Memory], fingerprint: str | None = None
+    ) -> dict[int, Prepared]:
+        """Prepared features of ``memories`` (as returned by :meth:`search`), by rowid.
+
+        Only those prepared for the very record given, under ``fingerprint`` (the caller's
+        preparer, :attr:`shared.recall_index.prepared.Preparer.fingerprint`; None: the cache's
+        current one, enough for the echo features, which do not depend on redaction); the caller
+        prepares the rest. No I/O.
+        """
+        held = self.cache.prepare
+        if held is None:
+            return {}
+        wanted = held.fingerprint if fingerprint is None else fingerprint
+        by_owner: dict[str, list[Memory]] = {}
+        for m in memories:
+            if m.owner_id in (scope.owner_id, GLOBAL_OWNER):
+                by_owner.setdefault(m.owner_id, []).append(m)
+        found: dict[int, Prepared] = {}
+        for owner_id, listed in by_owner.items():
+            index = self.cache.owners.get(owner_id)
+            if index is not None:
+                found.update(index.prepared_of(listed, wanted))
+        return found
+
+    def use_preparer(self, prepare: Preparer) -> None:
+        """Prepare with ``prepare`` from now on (a redaction configuration change).
+
+        Cached owners are dropped when its fingerprint differs: reloaded on their next use, their
+        features prepared again in the background (until then lines are rendered on the fly).
+        """
+        held = self.cache.prepare
+        if held is None or held.fingerprint != prepare.fingerprint:
+            self.cache.prepare = prepare
+            self.cache.owners.clear()
+
     def reconfigure(self, params: Bm25Params) -> None:
         """Use new BM25 parameters: cached owners are dropped and rebuilt on their next use."""
         if params != self.cache.params:
@@ -135,18 +177,22 @@ def bm25_params(settings: Settings) -> Bm25Params:
     )
 
 
-def build_keyword_index(settings: Settings, store: Store) -> KeywordIndex:
+def build_keyword_index(
+    settings: Settings, store: Store, prepare: Preparer | None = None
+) -> KeywordIndex:
     """A keyword index over ``store`` that sees this process's commits at once.
 
     A keyword index over ``store`` that sees this process's commits at once (commit hook on
     the store's writer) and other processes' by the next recall that starts after they
-    committed (see :class:`OwnerCache`).
+    committed (see :class:`OwnerCache`). ``prepare``: prepares each indexed memory's block line
+    and echo features (None: the request path renders them on the fly).
     """
     cache = OwnerCache(
         SqliteSource(store.reader, store.path, shared_with_writer=store.reader is store.writer),
         bm25_params(settings),
         budget_bytes=settings.recall_cache_mb * 1024 * 1024,
         freshness_s=settings.recall_freshness_ms / 1000,
+        prepare=prepare,
     )
     on_commit(store.writer, cache.mark_stale)
     index = KeywordIndex(cache)

@@ -5,8 +5,10 @@
   sequence is applied; without a usable snapshot its rows are read in one read transaction (with
   the feed sequence they reflect), analysed and indexed in a worker thread
   (:func:`shared.recall_index.segment.analyse_rows`), and a new snapshot is stored in the
-  background. The event loop never runs a build; concurrent requests for the same owner share
-  one load.
+  background. Memories' request-path features (:mod:`shared.recall_index.prepared`) come with
+  the snapshot; without them (or with another redaction configuration's) they are prepared in a
+  worker thread after the load and the snapshot stored again. The event loop never runs a
+  build; concurrent requests for the same owner share one load.
 * Freshness: every recall reflects every write committed (by any process) before it started.
   :meth:`OwnerCache.fresh` answers from the cache at once only while the source's change hint
   (SQLite: the wal-index header, which every commit of every process rewrites) equals the one
@@ -38,7 +40,8 @@ from typing import Any
 from shared.recall_index import snapshot
 from shared.recall_index.feed import RecallSource
 from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
-from shared.recall_index.segment import Bm25Params, analyse_rows, segment_from
+from shared.recall_index.prepared import Preparer
+from shared.recall_index.segment import Bm25Params, SegmentData, analyse_rows, segment_from
 from shared.store.recall_rows import Change
 
 log = logging.getLogger("mnemogate.recall_index")
@@ -55,6 +58,8 @@ PRUNE_AGE_S = 3600.0
 """Changes older than this are pruned (a process idle for longer rebuilds its cache)."""
 PRUNE_KEEP = 10_000
 """The newest changes are always kept."""
+PREPARE_INLINE = 32
+"""Changed memories of an owner prepared inline by a feed read (~3 ms; more: rendered by recall)."""
 SNAPSHOT_LAG = 20_000
 """A stored snapshot further behind the applied feed than this is ignored (rebuilt from rows)."""
 
@@ -69,9 +74,13 @@ class OwnerCache:
         *,
         budget_bytes: int,
         freshness_s: float = 0.2,
+        prepare: Preparer | None = None,
     ) -> None:
         self.source = source
         self.params = params
+        #: Prepares each indexed memory's block line and echo features (None: not prepared;
+        #: the request path then renders on the fly).
+        self.prepare = prepare
         self.budget_bytes = budget_bytes
         self.freshness_s = freshness_s
         self.owners: OrderedDict[str, OwnerIndex] = OrderedDict()
@@ -197,12 +206,13 @@ class OwnerCache:
                 continue
             rows = await self.source.rows(sorted(ids))
             index.generation += 1
+            inline = len(ids) <= PREPARE_INLINE  # the event loop prepares a few memories only
             for memory_id in ids:
                 row = rows.get(memory_id)
                 if row is None or row.memory.owner_id != owner_id:
                     index.remove(memory_id)
                 else:
-                    index.upsert(row.memory, row.search_text, row.context)
+                    index.upsert(row.memory, row.search_text, row.context, prepare=inline)
             if index.needs_rebuild():
                 del self.owners[owner_id]
         for owner_id, ids in touched.items():
@@ -248,18 +258,23 @@ class OwnerCache:
         """Read, analyse and index every row of the owner; store a snapshot in the background."""
         seq, raw = await self.source.snapshot(owner_id)
 
-        def build() -> tuple[OwnerIndex, bytes]:
+        prepare = self.prepare
+
+        def build() -> tuple[OwnerIndex, SegmentData, bytes]:
             cpu = time.thread_time()
             data = analyse_rows(self.source.decode(raw))
             index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
+            index.prepare = prepare
             index.build_cpu_ms = (time.thread_time() - cpu) * 1000
             # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
             small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
-            return index, snapshot.encode(data) if small else b""
+            return index, data, snapshot.encode(data) if small else b""
 
-        index, blob = await asyncio.to_thread(build)
+        index, data, blob = await asyncio.to_thread(build)
         if 0 < len(blob) <= snapshot.MAX_BYTES:
             self._spawn(self._save(owner_id, seq, blob))
+        if prepare is not None:  # prepared (and stored again) in the background
+            self._spawn(self._prepare_later(index, data, prepare))
         return index
 
     async def _from_snapshot(self, owner_id: str) -> OwnerIndex | None:
@@ -267,7 +282,9 @@ class OwnerCache:
 
         Unusable: another format, older than the pruned feed, more than
         :data:`SNAPSHOT_LAG` changes behind, a catch-up that would outgrow the delta
-        (:meth:`OwnerIndex.needs_rebuild`), or undecodable.
+        (:meth:`OwnerIndex.needs_rebuild`), or undecodable. Features prepared under another
+        preparer fingerprint than :attr:`prepare`'s (a redaction configuration change) are
+        dropped and prepared again in the background (:meth:`_prepare_later`).
         """
         stored = await self.source.load_snapshot(owner_id)
         if stored is None or stored[1] != snapshot.FORMAT:
@@ -276,24 +293,51 @@ class OwnerCache:
         if self.applied - seq > SNAPSHOT_LAG or seq + 1 < await self.source.tail():
             return None
 
-        def build() -> OwnerIndex | None:
+        prepare = self.prepare
+
+        def build() -> tuple[OwnerIndex, SegmentData] | None:
             cpu = time.thread_time()
             data = snapshot.decode(blob)
             if data is None:
                 return None
+            if prepare is None or data.prepared_fp != prepare.fingerprint:
+                data.prepared, data.prepared_fp = None, ""
             index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
+            index.prepare = prepare
             index.build_cpu_ms = (time.thread_time() - cpu) * 1000
             index.from_snapshot = True
-            return index
+            return index, data
 
-        index = await asyncio.to_thread(build)
-        if index is None:
+        built = await asyncio.to_thread(build)
+        if built is None:
             return None
+        index, data = built
         caught = await self._changes_between(seq, max(seq, self.applied))
         churn = {c.memory_id for c in caught if c.owner_id == owner_id and c.op != "a"}
         if len(churn) > max(REBUILD_MIN, REBUILD_SHARE * len(index.segment)):
             return None
+        if prepare is not None and data.prepared is None:
+            self._spawn(self._prepare_later(index, data, prepare))
         return index
+
+    async def _prepare_later(self, index: OwnerIndex, data: SegmentData, prepare: Preparer) -> None:
+        """Prepare every memory of a loaded owner in a worker thread, then store its snapshot.
+
+        Until it is done, recall renders this owner's lines on the fly. The store refuses the
+        snapshot when the owner changed since; one estimated above the limit is not encoded.
+        """
+        small = index.seg_bytes <= 2 * snapshot.MAX_BYTES  # the estimate is ~2x a blob's size
+        try:
+            prepared, blob = await asyncio.to_thread(
+                snapshot.prepare_all, data, prepare, with_blob=small
+            )
+        except Exception:  # a cache: recall keeps rendering this owner's lines on the fly
+            log.warning("preparing recalled lines failed", exc_info=True)
+            return
+        index.segment.prepared, index.segment.prepared_fp = prepared, prepare.fingerprint
+        index.seg_bytes = index.segment.nbytes()
+        if 0 < len(blob) <= snapshot.MAX_BYTES:
+            await self._save(index.owner_id, index.seq, blob)
 
     async def _save(self, owner_id: str, seq: int, blob: bytes) -> None:
         try:

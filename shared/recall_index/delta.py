@@ -15,6 +15,7 @@ import msgspec
 
 from shared.models import Memory
 from shared.recall_index.analysis import analyse, analyse_context
+from shared.recall_index.prepared import Prepared, prepared_bytes
 
 __all__ = ["Delta"]
 
@@ -28,6 +29,8 @@ class Delta:
         self.postings: dict[str, dict[int, float]] = {}
         self.lengths: dict[int, float] = {}  # document length (terms, context weighted 1) by id
         self.length = 0.0  # their sum
+        #: Prepared features by rowid (filled by the owner index; dropped with the memory).
+        self.prepared: dict[int, Prepared] = {}
         self.bytes = 0
 
     def __len__(self) -> int:
@@ -60,6 +63,13 @@ class Delta:
         self.length += dl
         self.bytes += len(memory.content) + 80 * len(freq) + 460
 
+    def keep_prepared(self, memory_id: int, prepared: Prepared) -> None:
+        """Hold the prepared features of a delta memory (dropped when it is removed)."""
+        if memory_id in self.memories:
+            old = self.prepared.get(memory_id)
+            self.bytes += prepared_bytes(prepared) - (0 if old is None else prepared_bytes(old))
+            self.prepared[memory_id] = prepared
+
     def remove(self, memory_id: int) -> bool:
         """Forget ``memory_id``; True when the delta held it."""
         memory = self.memories.pop(memory_id, None)
@@ -67,6 +77,9 @@ class Delta:
             return False
         terms = self.terms.pop(memory_id)
         self.length -= self.lengths.pop(memory_id)
+        prepared = self.prepared.pop(memory_id, None)
+        if prepared is not None:
+            self.bytes -= prepared_bytes(prepared)
         for t in terms:
             hits = self.postings.get(t)
             if hits is not None:

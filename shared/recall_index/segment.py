@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from shared.models import Memory
 from shared.recall_index.analysis import analyse_many, context_text
+from shared.recall_index.prepared import Prepared, prepared_bytes
 from shared.recall_index.visibility import TYPE_CODE, expires_value
 from shared.store.recall_rows import IndexedRow
 
@@ -36,6 +37,7 @@ __all__ = [
     "COLUMNS",
     "Bm25Params",
     "Memories",
+    "PreparedSeq",
     "Segment",
     "SegmentData",
     "analyse_rows",
@@ -74,6 +76,13 @@ class Memories(Protocol):
     def __len__(self) -> int: ...
     def __getitem__(self, pos: int, /) -> Memory: ...
     def __setitem__(self, pos: int, memory: Memory, /) -> None: ...
+
+
+class PreparedSeq(Protocol):
+    """Prepared features of a segment's documents by position (a list, or decoded lazily)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, pos: int, /) -> Prepared: ...
 
 
 COLUMNS = {
@@ -133,8 +142,12 @@ class Segment:
         cols: dict[str, npt.NDArray[Any]],
         users: list[str],
         sessions: list[str],
+        prepared: tuple[PreparedSeq | None, str] = (None, ""),
     ) -> None:
         self.memories = memories
+        #: Prepared features by position (:mod:`shared.recall_index.prepared`) and the
+        #: fingerprint of the preparer that made them; None when not prepared.
+        self.prepared, self.prepared_fp = prepared
         self.vocab = vocab
         self.term_start, self.post_doc, self.post_w = postings
         self.avgdl = avgdl
@@ -200,6 +213,11 @@ class Segment:
         held = getattr(self.memories, "nbytes", None)
         if held is None:
             held = sum(len(self.memories[i].content) + len(self.memories[i].key) for i in range(n))
+        prepared = self.prepared
+        if isinstance(prepared, list):
+            held += sum(prepared_bytes(p) for p in prepared)
+        elif prepared is not None:  # decoded from the snapshot blob counted with the records
+            held += 120 * n
         return arrays + held + 90 * len(self.vocab) + 460 * n
 
 
@@ -225,8 +243,10 @@ class SegmentData(msgspec.Struct):
     Per (term, document) pair, in term-id then position order: ``post_doc`` (int32 position),
     ``tf_own``/``tf_ctx`` (float32 occurrences in the memory's text / its context); per term
     (ids by first occurrence) ``terms`` and ``term_start`` (int64, ``len(terms) + 1``); per
-    document ``own_len``/``ctx_len`` (int32 token counts) and :func:`doc_columns`. This is what
-    an owner snapshot stores (:mod:`shared.recall_index.snapshot`): a load skips the analysis.
+    document ``own_len``/``ctx_len`` (int32 token counts) and :func:`doc_columns`; per document
+    its ``prepared`` features (None when not prepared) made by the preparer whose fingerprint is
+    ``prepared_fp``. This is what an owner snapshot stores
+    (:mod:`shared.recall_index.snapshot`): a load skips the analysis and the preparation.
     """
 
     memories: Memories
@@ -240,12 +260,15 @@ class SegmentData(msgspec.Struct):
     tf_ctx: npt.NDArray[np.float32]
     own_len: npt.NDArray[np.int32]
     ctx_len: npt.NDArray[np.int32]
+    prepared: PreparedSeq | None = None
+    prepared_fp: str = ""
 
 
 def analyse_rows(docs: Sequence[IndexedRow]) -> SegmentData:
     """Analyse memory rows with their search fields (CPU only; run it off the event loop).
 
     Cost: per-token work in C (:func:`analyse_many`), then numpy sorts over (term, doc) pairs.
+    Not prepared (:func:`shared.recall_index.snapshot.prepare_all` adds the features).
     """
     own, own_len = analyse_many([row.search_text for row in docs])
     ctx, ctx_len = analyse_many([context_text(row.context) for row in docs])
@@ -294,6 +317,7 @@ def segment_from(data: SegmentData, p: Bm25Params) -> Segment:
         data.cols,
         data.users,
         data.sessions,
+        (data.prepared, data.prepared_fp),
     )
 
 

@@ -18,13 +18,23 @@ by document position (= rowid order), in both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from shared.recall_index.segment import Segment
 
-__all__ = ["BOUND_SLACK", "DENSE_DOCS", "DENSE_SHARE", "dense_top", "pruned_top", "select_top"]
+__all__ = [
+    "BOUND_SLACK",
+    "DENSE_DOCS",
+    "DENSE_SHARE",
+    "PROBE",
+    "dense_top",
+    "pruned_top",
+    "select_top",
+    "visible_top",
+]
 
 Visible = Callable[[npt.NDArray[np.intp]], npt.NDArray[np.bool_]]
 """Visibility of document positions (a boolean mask over them)."""
@@ -39,6 +49,8 @@ DENSE_SHARE = 0.25
 """Scan every posting instead once the candidates exceed this share of the segment."""
 DENSE_DOCS = 50_000
 """Segments up to this size are scanned: a scan of ~3,000 postings beats pruning's fixed cost."""
+PROBE = 4
+""":func:`visible_top` checks the visibility of this many times ``limit`` best documents first."""
 
 _TAG = 64
 """Term tag space of :func:`_promising` (more than ``shared.fts_query.DEFAULT_MAX_TERMS``)."""
@@ -89,15 +101,37 @@ def dense_top(
     ``need``: documents must hold at least this many of the terms.
     """
     acc = np.zeros(len(seg), dtype=np.float64)
-    matched = np.zeros(len(seg), dtype=np.int16)
+    count = need > 1  # one term suffices: a flag per document, no counting
+    matched: npt.NDArray[Any] = np.zeros(len(seg), dtype=np.int16 if count else np.bool_)
     for term, idf in weights.items():
         docs, w = seg.postings(term)
         if len(docs):
             acc[docs] += idf * w
-            matched[docs] += 1
-    idx = np.flatnonzero(matched >= max(1, need))
-    idx = idx[visible(idx)]
-    return select_top(idx, acc[idx], limit)
+            if count:
+                matched[docs] += 1
+            else:
+                matched[docs] = True
+    idx = np.flatnonzero(matched >= need) if count else np.flatnonzero(matched)
+    return visible_top(idx, acc[idx], visible, limit)
+
+
+def visible_top(
+    idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], visible: Visible, limit: int
+) -> Hits:
+    """:func:`select_top` of the visible documents among ``idx``, checking the best first.
+
+    The best :data:`PROBE` x ``limit`` documents by (score, position) are checked first: when
+    ``limit`` of them are visible, they are the answer (the visible ones among a prefix of the
+    order are a prefix of the visible order); otherwise every document is checked. Identical
+    to ``select_top(idx[vis], scores[vis], limit)`` with ``vis = visible(idx)``.
+    """
+    if limit > 0 and len(idx) > PROBE * limit:
+        best, best_scores = select_top(idx, scores, PROBE * limit)
+        vis = visible(best)
+        if np.count_nonzero(vis) >= limit:
+            return best[vis][:limit], best_scores[vis][:limit]
+    vis = visible(idx)
+    return select_top(idx[vis], scores[vis], limit)
 
 
 def pruned_top(
@@ -193,6 +227,4 @@ def _finish(
 ) -> Hits:
     acc, matched = _score(cand, terms)
     keep = matched >= need
-    cand, acc = cand[keep], acc[keep]
-    vis = visible(cand)
-    return select_top(cand[vis], acc[vis], limit)
+    return visible_top(cand[keep], acc[keep], visible, limit)

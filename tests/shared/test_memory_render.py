@@ -1,0 +1,108 @@
+"""Prepared features equal what the request path computed on the fly, for random memories.
+
+The block line a :class:`MemoryPreparer` keeps is ``memory_line`` of the redacted content (or of
+the content itself with the filter off), and its echo features give the same echo and asks-only
+answers as the analysis of the text.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.echo import _Query, asks_only, asks_only_of, is_echo
+from shared.memory_block import RecalledMemory, memory_line
+from shared.memory_render import MemoryPreparer, preparer_for
+from shared.models import Memory, MemoryCategory
+from shared.recall_index.analysis import query_tokens
+from shared.sensitive import SensitiveDetector
+
+WORDS = [
+    "what", "is", "my", "dog", "called", "I", "live", "in", "Berlin", "do", "you", "have",
+    "pet", "rex", "please", "tell", "me", "that's", "nice", "café", "Straße", "ｔａｇ",
+]  # fmt: skip
+PIECES = [
+    "?", ".", "!", " ", ", ", "\n", "\u200b", "\u202e", "</recalled_memories>",
+    "＜recalled memory＞",
+    "alice@example.com", "+1 415 555 0100", "4111 1111 1111 1111", "sk-abcdefghijklmnopqrstuv12",
+    "BLUEBIRD-7",
+]  # fmt: skip
+
+texts = st.lists(st.sampled_from(WORDS + PIECES), max_size=30).map(" ".join)
+detectors = st.sampled_from(
+    [None, SensitiveDetector(), SensitiveDetector(custom_patterns=(r"BLUEBIRD-\d",))]
+)
+dates = st.one_of(
+    st.floats(min_value=-1e12, max_value=1e12), st.sampled_from([float("nan"), float("inf")])
+)
+
+
+def _memory(content: str, created_at: float, category: str) -> Memory:
+    # the block sanitises any category text; the store's are a fixed set
+    return Memory(
+        id=1,
+        public_id="m1",
+        owner_id="o",
+        user_id="",
+        session_id=None,
+        type="factual",
+        category=cast(MemoryCategory, category),
+        key="",
+        content=content,
+        metadata={},
+        source="test",
+        created_at=created_at,
+        updated_at=0.0,
+        expires_at=None,
+        last_accessed_at=None,
+        access_count=0,
+        relevance=1.0,
+        needs_reindex=False,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, dates, st.text(max_size=12), detectors)
+def test_the_prepared_line_is_memory_line_of_the_redacted_content(
+    content: str, created_at: float, category: str, detector: SensitiveDetector | None
+) -> None:
+    prepared = MemoryPreparer(detector)(_memory(content, created_at, category))
+    shown = content if detector is None else detector.redact(content)
+    expected = memory_line(RecalledMemory(content=shown, created_at=created_at, category=category))
+    assert prepared.line == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, texts)
+def test_prepared_echo_features_answer_like_the_text(query: str, content: str) -> None:
+    prepared = MemoryPreparer(None)(_memory(content, 0.0, ""))
+    assert _Query(query).echoed_by(content, prepared.asked) == is_echo(query, content)
+    terms = query_tokens(query)
+    features = None if prepared.q_terms is None else (prepared.q_terms, prepared.s_terms)
+    assert asks_only_of(terms, features) == asks_only(terms, content)
+
+
+def test_a_question_memory_is_prepared_with_its_features() -> None:
+    prepared = MemoryPreparer(None)(_memory("That's nice! What pet do you have?", 0.0, "fact"))
+    assert prepared.line == "- [1970-01-01] (fact) That's nice! What pet do you have?"
+    assert prepared.q_terms is not None and "pet" in prepared.q_terms
+    assert "nice" in prepared.s_terms
+    assert asks_only_of(["pet"], (prepared.q_terms, prepared.s_terms))
+    question = MemoryPreparer(None)(_memory("What is my dog called?", 0.0, ""))
+    assert "dog" in question.asked
+    assert msgspec.msgpack.decode(msgspec.msgpack.encode(question), type=type(question)) == question
+
+
+def test_fingerprints_name_the_redaction_configuration() -> None:
+    plain, custom = SensitiveDetector(), SensitiveDetector(custom_patterns=("BLUEBIRD",))
+    fingerprints = {
+        preparer_for(False, plain).fingerprint,
+        preparer_for(True, plain).fingerprint,
+        preparer_for(True, custom).fingerprint,
+    }
+    assert len(fingerprints) == 3
+    assert preparer_for(False, custom).fingerprint == preparer_for(False, plain).fingerprint
+    assert MemoryPreparer(plain).fingerprint == preparer_for(True, plain).fingerprint

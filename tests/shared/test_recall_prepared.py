@@ -1,0 +1,171 @@
+"""Block lines prepared when memories are indexed: always redacted, never stale.
+
+Real store file, real engine, the request path's :func:`recall_block`. A memory holding a secret
+written straight into the store (no redaction on the way in) is injected redacted from the line
+the cache prepared; a change of the detector configuration is honoured by the very next recall
+(no stale line); a cold process loads the prepared lines with the owner's snapshot, and one with
+another configuration prepares them again and stores them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import msgspec
+import pytest
+
+from shared.engine import Engine, build_engine
+from shared.memory_render import preparer_for
+from shared.models import NewMemory, Scope
+from shared.recall_flow import recall_block
+from shared.recall_index import snapshot
+from shared.recall_index.cache import PREPARE_INLINE
+from shared.retrieval import retention_of
+from shared.sensitive import SensitiveDetector
+from shared.settings import Settings, load_settings
+from shared.store import Store, recall_rows
+from shared.store.memories import KeywordSearch
+
+OWNER = "o_prep"
+SCOPE = Scope(owner_id=OWNER)
+PLAIN = SensitiveDetector()
+CODENAME = SensitiveDetector(custom_patterns=(r"BLUEBIRD-\d+",))
+
+
+@pytest.fixture
+async def parts(tmp_path) -> AsyncIterator[tuple[Store, Settings, httpx.AsyncClient]]:
+    settings = load_settings(
+        {}, db_path=str(tmp_path / "p.db"), embedding_source="none", recall_freshness_ms=0
+    )
+    store = await Store.open(settings.db_path)
+    http = httpx.AsyncClient(timeout=5)
+    yield store, settings, http
+    await http.aclose()
+    await store.close()
+
+
+async def _seed(store: Store) -> None:
+    await store.writes.upsert_many(
+        [
+            NewMemory(owner_id=OWNER, content="My email is alice@example.com for the newsletter"),
+            NewMemory(owner_id=OWNER, content="Project codename BLUEBIRD-7 ships in the spring"),
+            NewMemory(owner_id=OWNER, content="Alice adopted a dog called Rex last spring"),
+        ]
+    )
+
+
+async def _block(
+    store: Store, engine: Engine, settings: Settings, detector: SensitiveDetector, q: str
+) -> str:
+    found = await recall_block(store, detector, settings, SCOPE, q, time.time(), engine)
+    assert found.degraded is None
+    return found.block
+
+
+async def _prepared_engine(store: Store, settings: Settings, http: httpx.AsyncClient) -> Engine:
+    """An engine whose owner index is loaded and prepared (background work settled)."""
+    engine = build_engine(settings, store, http, retention_of(settings))
+    assert engine.keywords is not None
+    await _block(store, engine, settings, PLAIN, "spring")
+    await engine.keywords.cache.settle()
+    return engine
+
+
+async def test_a_secret_written_without_redaction_is_injected_redacted(parts) -> None:
+    store, settings, http = parts
+    await _seed(store)  # the store's own write path: no redaction
+    engine = await _prepared_engine(store, settings, http)
+    assert engine.keywords is not None
+    try:
+        index = engine.keywords.cache.owners[OWNER]
+        fingerprint = preparer_for(True, PLAIN).fingerprint
+        assert index.segment.prepared is not None and index.segment.prepared_fp == fingerprint
+        block = await _block(store, engine, settings, PLAIN, "email newsletter")
+        assert "[email]" in block and "alice@example.com" not in block
+        memories = [m for m, _ in await engine.keywords.search(_search("email newsletter"))]
+        ready = engine.keywords.prepared(SCOPE, memories, fingerprint)
+        assert [p.line for p in ready.values()] == [block.splitlines()[2]]  # from the cache
+        other = preparer_for(True, CODENAME).fingerprint
+        assert engine.keywords.prepared(SCOPE, memories, other) == {}  # never another config's
+        # a memory changed later enters the delta prepared, and redacted too
+        await store.writes.upsert(NewMemory(owner_id=OWNER, content="Reach bob@example.org now"))
+        block = await _block(store, engine, settings, PLAIN, "reach now")
+        assert "[email]" in block and "bob@example.org" not in block
+        assert len(index.delta.prepared) == 1
+    finally:
+        await engine.close()
+
+
+def _search(q: str) -> KeywordSearch:
+    return KeywordSearch(scope=SCOPE, query=q, limit=5, now=time.time())
+
+
+async def test_a_detector_change_never_injects_a_stale_line(parts) -> None:
+    store, settings, http = parts
+    await _seed(store)
+    engine = await _prepared_engine(store, settings, http)
+    try:
+        assert "BLUEBIRD-7" in await _block(store, engine, settings, PLAIN, "codename ships")
+        # the configuration changes: the very next recall redacts the codename
+        block = await _block(store, engine, settings, CODENAME, "codename ships")
+        assert "BLUEBIRD" not in block and "[secret]" in block
+        off = msgspec.structs.replace(settings, sensitive_filter=False)
+        block = await _block(store, engine, off, CODENAME, "email newsletter")
+        assert "alice@example.com" in block  # the filter is off: shown as stored, not stale
+        assert engine.keywords is not None
+        await engine.keywords.cache.settle()
+        block = await _block(store, engine, settings, CODENAME, "codename ships")
+        assert "BLUEBIRD" not in block and "[secret]" in block
+    finally:
+        await engine.close()
+
+
+async def test_a_cold_load_brings_the_prepared_lines_or_prepares_them_again(parts) -> None:
+    store, settings, http = parts
+    await _seed(store)
+    warm = await _prepared_engine(store, settings, http)
+    expected = await _block(store, warm, settings, PLAIN, "spring")
+    await warm.close()
+    cold = build_engine(settings, store, http, retention_of(settings))
+    assert cold.keywords is not None
+    try:
+        assert await _block(store, cold, settings, PLAIN, "spring") == expected
+        index = cold.keywords.cache.owners[OWNER]
+        assert index.from_snapshot and index.segment.prepared is not None
+        assert index.segment.prepared_fp == preparer_for(True, PLAIN).fingerprint
+        # another configuration: the snapshot's lines are not used, but prepared again
+        block = await _block(store, cold, settings, CODENAME, "codename ships")
+        assert "BLUEBIRD" not in block
+        await cold.keywords.cache.settle()
+        index = cold.keywords.cache.owners[OWNER]
+        assert index.segment.prepared_fp == preparer_for(True, CODENAME).fingerprint
+        stored = await recall_rows.load_snapshot(store.reader, OWNER)  # stored again with them
+        assert stored is not None
+        data = snapshot.decode(stored[2])
+        assert data is not None and data.prepared is not None
+        assert data.prepared_fp == preparer_for(True, CODENAME).fingerprint
+    finally:
+        await cold.close()
+
+
+async def test_many_changes_at_once_are_rendered_by_recall_and_still_redacted(parts) -> None:
+    store, settings, http = parts
+    await _seed(store)
+    engine = await _prepared_engine(store, settings, http)
+    assert engine.keywords is not None
+    try:
+        many = PREPARE_INLINE + 8  # more than a feed read prepares on the event loop
+        await store.writes.upsert_many(
+            [
+                NewMemory(owner_id=OWNER, content=f"Invoice {i} goes to carol{i}@example.net")
+                for i in range(many)
+            ]
+        )
+        block = await _block(store, engine, settings, PLAIN, "invoice goes")
+        index = engine.keywords.cache.owners[OWNER]
+        assert len(index.delta) == many and index.delta.prepared == {}
+        assert "[email]" in block and "@example.net" not in block
+    finally:
+        await engine.close()
