@@ -166,7 +166,8 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name, quick=Fa
             f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
             f"min_sim={settings.vector_min_similarity} k1={settings.bm25_k1} b={settings.bm25_b} "
             f"context_weight={settings.recall_context_weight} "
-            f"question_factor={settings.recall_question_factor}"
+            f"question_factor={settings.recall_question_factor} "
+            f"when_factor={settings.recall_when_factor}"
         )
     )
     print(

@@ -10,8 +10,9 @@ and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "R
 * recall drops a memory that is an echo of the query (:func:`is_echo`) before the relative floor
   is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`);
 * a memory whose match with the query lies only in its question sentences (it asked about the
-  thing, "That's nice! What pet do you have?") is ranked at a fraction of its keyword score
-  (:func:`demote_questions`), also before the floor.
+  thing, "That's nice! What pet do you have?") is ranked at a fraction of its keyword score, and
+  one whose match lies partly in them at a fraction in proportion (:func:`demote_questions`),
+  also before the floor.
 """
 
 from __future__ import annotations
@@ -228,6 +229,37 @@ def _sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
     return tuple(out)
 
 
+def question_share(weights: Mapping[str, float], content: str) -> float:
+    """Share of the query's weight in ``content`` held only by its question sentences (0..1).
+
+    Args:
+        weights: the query's index terms (:func:`shared.recall_index.analysis.query_tokens`)
+            with a weight each (the owner's BM25 IDF; 1.0 each when unknown; negatives count 0).
+        content: a memory's text.
+
+    Returns:
+        ``Σ w(t) over the query terms found in content only in question sentences`` divided by
+        ``Σ w(t) over the query terms found in content at all``; 0.0 when content holds none of
+        them, has no ``?``/``？``, or is longer than :data:`MAX_ASKS_CHARS`. A question
+        sentence is one :func:`is_question_or_request` would count as a question (ends in ``?``
+        with no first-person clause). "That's so nice! What pet do you have?" for "What pet do I
+        have?" → 1.0 (it asked, it holds no answer); "I feel low on confidence. Any tips on how
+        you stay confident?" for "How does she stay confident?" → the weight of ``stay`` over
+        that of ``stay`` and ``confid``. Pure; never raises.
+    """
+    if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
+        return 0.0
+    in_question: set[str] = set()
+    in_statement: set[str] = set()
+    for sentence_terms, is_question in _sentence_terms(content):
+        found = sentence_terms.intersection(weights)
+        (in_question if is_question else in_statement).update(found)
+    total = sum(max(weights[t], 0.0) for t in in_question | in_statement)
+    if total <= 0.0:
+        return 0.0
+    return sum(max(weights[t], 0.0) for t in in_question - in_statement) / total
+
+
 def asks_only(terms: Collection[str], content: str) -> bool:
     """True when every query term that ``content`` holds occurs only in its question sentences.
 
@@ -236,23 +268,12 @@ def asks_only(terms: Collection[str], content: str) -> bool:
         content: a memory's text.
 
     A memory that only *asked* about what the query names ("That's nice! What pet do you
-    have?" for "What pet do I have?") holds no answer to it, however well it matches. A
-    question sentence is one :func:`is_question_or_request` would count as a question (ends in
-    ``?`` with no first-person clause); a text with no ``?``/``？`` is never asks-only, nor is
-    one holding none of ``terms``, nor one longer than :data:`MAX_ASKS_CHARS`. Pure; never
-    raises.
+    have?" for "What pet do I have?") holds no answer to it, however well it matches: its
+    :func:`question_share` with equal weights is 1. A text with no ``?``/``？`` is never
+    asks-only, nor is one holding none of ``terms``, nor one longer than
+    :data:`MAX_ASKS_CHARS`. Pure; never raises.
     """
-    if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
-        return False
-    wanted = set(terms)
-    in_questions = False
-    for sentence_terms, is_question in _sentence_terms(content):
-        if wanted.isdisjoint(sentence_terms):
-            continue
-        if not is_question:
-            return False
-        in_questions = True
-    return in_questions
+    return question_share(dict.fromkeys(terms, 1.0), content) >= 1.0
 
 
 def demote_questions(
@@ -260,15 +281,24 @@ def demote_questions(
     candidates: Sequence[Candidate],
     content_of: Mapping[int, str],
     factor: float,
+    weights: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
-    """``candidates`` with the score of asks-only memories (:func:`asks_only`) times ``factor``.
+    """``candidates`` with each score times ``1 − (1 − factor) · question_share``.
 
     Args:
         terms: the query's index terms.
         candidates: keyword hits, best first, ``score`` ≥ 0.
         content_of: memory text by rowid; a candidate whose id is absent is left alone.
-        factor: multiplier in 0..1 (1 leaves every score alone; chosen on LoCoMo, see the
-            README, "Recall quality").
+        factor: multiplier in 0..1 for a memory whose query words are all in its question
+            sentences (1 leaves every score alone; chosen on LoCoMo, see the README, "Recall
+            quality").
+        weights: term → weight of :func:`question_share` (the owner's BM25 IDF); a term
+            absent from it (or ``weights`` None) weighs 1.0.
+
+    A memory that asked about part of what the query names and stated the rest ("I'm low on
+    confidence. Any tips on how you stay confident?") is demoted in proportion to the weight of
+    what it only asked about (:func:`question_share`); a memory that only asked
+    (:func:`asks_only`) counts ``factor`` of its score, a statement its full score.
 
     Returns:
         The candidates re-sorted by score (stable: equal scores keep their order). Call it before
@@ -276,11 +306,11 @@ def demote_questions(
     """
     if factor >= 1.0 or not terms:
         return list(candidates)
-    out = [
-        msgspec.structs.replace(c, score=c.score * factor)
-        if asks_only(terms, content_of.get(c.memory_id, ""))
-        else c
-        for c in candidates
-    ]
+    w = {t: (weights.get(t, 1.0) if weights is not None else 1.0) for t in terms}
+    out = []
+    for c in candidates:
+        share = question_share(w, content_of.get(c.memory_id, ""))
+        scale = 1.0 - (1.0 - factor) * share
+        out.append(msgspec.structs.replace(c, score=c.score * scale) if share > 0.0 else c)
     out.sort(key=lambda c: -c.score)
     return out

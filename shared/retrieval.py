@@ -15,11 +15,12 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.echo import demote_questions, drop_echoes
+from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
 from shared.fusion import combsum_fuse
+from shared.keyword_rescore import rescore_keyword_hits
 from shared.models import Memory, Scope
 from shared.ranking import (
     Candidate,
@@ -33,7 +34,6 @@ from shared.ranking import (
 )
 from shared.recall_assist import RecallAssist, injection_order, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
-from shared.recall_index.analysis import query_tokens
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
 
@@ -178,13 +178,11 @@ async def _keyword_leg(
         found = await index_candidates(index, request, settings)
     else:
         found = await keyword_candidates(store, request)
-    # an echo of the query (a stored copy of this question) never sets the floor, and a memory
-    # that only asked about the query's words counts a fraction of its score
+    # an echo of the query (a stored copy of this question) never sets the floor; a memory that
+    # asked about the query's words, or states a time for a when-query, is rescored first
     content = {i: m.content for i, m in found[1].items()}
     kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id)
-    if settings.recall_question_factor < 1.0:
-        terms = query_tokens(query, settings.recall_query_max_terms)
-        kept = demote_questions(terms, kept, content, settings.recall_question_factor)
+    kept = rescore_keyword_hits(index, scope, query, kept, content, settings)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 
