@@ -1,15 +1,13 @@
-"""Rescoring of keyword hits before the relative floor: question sentences and time cues.
+"""Rescoring of keyword hits before the relative floor: matches in question sentences.
 
-Two multiplicative factors on a keyword hit's BM25 score, applied after echoes are dropped and
-before the relative floor is computed (docs/ARCHITECTURE.md, "Recall"), each chosen on LoCoMo
-and checked on its turn text without the ``[date] speaker:`` prefix (README, "Recall quality"):
+``recall_question_factor`` (:func:`shared.echo.demote_questions`): after echoes are dropped and
+before the relative floor is computed (docs/ARCHITECTURE.md, "Recall and ranking"), a keyword
+hit whose query words sit in its question sentences is demoted in proportion to the owner's IDF
+weight of those words. Chosen on LoCoMo and checked on its turn text without the ``[date]
+speaker:`` prefix (README, "Recall quality"). The other factor, for when-queries, applies to the
+fused score (:func:`shared.time_cues.boost_time_cues`, called by :mod:`shared.retrieval`).
 
-* ``recall_question_factor`` (:func:`shared.echo.demote_questions`): a hit whose query words sit
-  in its question sentences is demoted in proportion to the IDF weight of those words;
-* ``recall_when_factor`` (:func:`shared.time_cues.boost_time_cues`): for a query asking when, a
-  hit stating a relative time ("last week") is promoted.
-
-Cost: both analyse each candidate text once per process (memoised per text), then a few set
+Cost: each candidate text is analysed once per process (memoised per text), then a few set
 operations per candidate.
 """
 
@@ -23,7 +21,6 @@ from shared.ranking import Candidate
 from shared.recall_index import KeywordIndex
 from shared.recall_index.analysis import query_tokens
 from shared.settings import Settings
-from shared.time_cues import boost_time_cues
 
 __all__ = ["rescore_keyword_hits"]
 
@@ -36,7 +33,7 @@ def rescore_keyword_hits(
     content_of: Mapping[int, str],
     settings: Settings,
 ) -> list[Candidate]:
-    """``hits`` (keyword leg, best first) rescored by both factors of ``settings``, best first.
+    """``hits`` (keyword leg, best first) rescored by the question factor, best first.
 
     Args:
         index: the in-memory keyword index (its IDF weighs the query terms); None (the FTS5
@@ -45,8 +42,7 @@ def rescore_keyword_hits(
         query: the recall query.
         hits: keyword candidates, ``score`` ≥ 0, echoes already dropped.
         content_of: memory text by rowid.
-        settings: ``recall_question_factor`` (0..1, 1 = off), ``recall_when_factor`` (≥ 1,
-            1 = off), ``recall_query_max_terms``.
+        settings: ``recall_question_factor`` (0..1, 1 = off), ``recall_query_max_terms``.
 
     Pure apart from the read of the index's cached statistics (no I/O).
     """
@@ -55,6 +51,4 @@ def rescore_keyword_hits(
         terms = query_tokens(query, settings.recall_query_max_terms)
         weights = index.term_weights(scope, terms) if index is not None else None
         kept = demote_questions(terms, kept, content_of, settings.recall_question_factor, weights)
-    if settings.recall_when_factor != 1.0:
-        kept = boost_time_cues(query, kept, content_of, settings.recall_when_factor)
     return kept

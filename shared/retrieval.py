@@ -36,6 +36,7 @@ from shared.recall_assist import RecallAssist, injection_order, reranked_candida
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
+from shared.time_cues import asks_when, boost_time_cues
 
 DAY_S = 86_400.0
 
@@ -358,8 +359,9 @@ async def _ranked(
 ) -> RecallResult:
     """Fuse the legs and select what to inject.
 
-    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the optional rerank, then
-    the cap and budget (:func:`select_within_budget`).
+    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the time-cue factor of a
+    when-query (:func:`shared.time_cues.boost_time_cues`, on the fused score), the optional
+    rerank, then the cap and budget (:func:`select_within_budget`).
     """
     keyword, memories = legs.keyword, legs.memories
     vector = legs.vector.candidates
@@ -375,6 +377,9 @@ async def _ranked(
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:
         ranked = keyword
+    if settings.recall_when_factor != 1.0 and asks_when(query):
+        content = {i: m.content for i, m in memories.items()}
+        ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor)
     ranked, reranked = await reranked_candidates(assist, settings, query, ranked, memories)
     chosen = select_within_budget(
         ranked,

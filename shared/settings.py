@@ -131,8 +131,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: score, one with part of them there (IDF-weighted) proportionally less (0..1; 1 = off),
     #: before the relative floor (shared.echo.demote_questions).
     recall_question_factor: float = 0.5
-    #: For a query asking when (English), a keyword hit stating a relative time ("last week")
-    #: counts this multiple of its score (1..10; 1 = off; shared.time_cues).
+    #: For a query asking when (English), a recalled memory stating a relative time ("last
+    #: week") counts this multiple of its fused score (1..10; 1 = off; shared.time_cues).
     recall_when_factor: float = 1.5
     #: Byte budget of the per-process recall cache (least recently used owners are evicted).
     recall_cache_mb: int = 512

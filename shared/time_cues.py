@@ -2,11 +2,11 @@
 
 A memory stating that something happened "yesterday", "last week" or "two months ago" answers a
 "when" question together with its date, which the injected memory line carries
-(:mod:`shared.memory_block`). For a query that asks when (:func:`asks_when`), keyword hits whose
-own text holds such a relative time expression (:func:`states_relative_time`) are ranked at
-``recall_when_factor`` times their score, before the relative floor (docs/ARCHITECTURE.md,
-"Recall"; the factor and its LoCoMo figures, with and without LoCoMo's date prefix, are in the
-README, "Recall quality").
+(:mod:`shared.memory_block`). For a query that asks when (:func:`asks_when`), recalled memories
+whose own text holds such a relative time expression (:func:`states_relative_time`) are ranked
+at ``recall_when_factor`` times their fused score (after the legs are floored and fused, so a
+memory found by either leg is promoted; docs/ARCHITECTURE.md, "Recall and ranking"; the factor
+and its LoCoMo figures, with and without LoCoMo's prefix, are in the README, "Recall quality").
 
 English only: another language's "when" question is never recognised, so its ranking is
 unchanged. Absolute dates ("on 8 May 2023") are deliberately not cues: a memory text that starts
@@ -83,14 +83,14 @@ def boost_time_cues(
 
     Args:
         query: the recall query; nothing changes unless :func:`asks_when` holds for it.
-        candidates: keyword hits, best first, ``score`` ≥ 0.
+        candidates: recall candidates (fused, or the keyword leg alone), best first,
+            ``score`` ≥ 0.
         content_of: memory text by rowid; a candidate whose id is absent is left alone.
         factor: multiplier ≥ 1 for a memory whose text :func:`states_relative_time` (1 = off;
             chosen on LoCoMo, see the README, "Recall quality").
 
     Returns:
-        The candidates re-sorted by score (stable: equal scores keep their order). Call it before
-        the relative floor. Pure.
+        The candidates re-sorted by score (stable: equal scores keep their order). Pure.
     """
     if factor == 1.0 or not asks_when(query):
         return list(candidates)
