@@ -253,7 +253,10 @@ def question_share(weights: Mapping[str, float], content: str) -> float:
     in_statement: set[str] = set()
     for sentence_terms, is_question in _sentence_terms(content):
         found = sentence_terms.intersection(weights)
-        (in_question if is_question else in_statement).update(found)
+        if found:
+            (in_question if is_question else in_statement).update(found)
+    if not in_question:
+        return 0.0
     total = sum(max(weights[t], 0.0) for t in in_question | in_statement)
     if total <= 0.0:
         return 0.0

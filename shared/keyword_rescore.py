@@ -47,7 +47,10 @@ def rescore_keyword_hits(
     Pure apart from the read of the index's cached statistics (no I/O).
     """
     kept = list(hits)
-    if settings.recall_question_factor < 1.0:
+    # a text without a question mark has no question sentence: nothing to demote
+    texts = [content_of.get(c.memory_id, "") for c in kept]
+    asking = any("?" in t or "？" in t for t in texts)
+    if settings.recall_question_factor < 1.0 and asking:
         terms = query_tokens(query, settings.recall_query_max_terms)
         weights = index.term_weights(scope, terms) if index is not None else None
         kept = demote_questions(terms, kept, content_of, settings.recall_question_factor, weights)
