@@ -40,8 +40,14 @@ class Turn:
     date: str
     session: int = 0
 
-    def memory_text(self, with_date: bool = True) -> str:
-        """``"[<date>] <speaker>: <text>"`` (date optional) — the memory text of this turn."""
+    def memory_text(self, with_date: bool = True, with_speaker: bool = True) -> str:
+        """``"[<date>] <speaker>: <text>"`` (date and speaker optional) — this turn's memory text.
+
+        Without the speaker the date is left out too: the bare turn text, as a chat user's own
+        turn is stored (the check that a ranking gain is not LoCoMo's prefix).
+        """
+        if not with_speaker:
+            return self.text
         base = f"{self.speaker}: {self.text}"
         return f"[{self.date}] {base}" if with_date and self.date else base
 
@@ -127,7 +133,7 @@ class TurnMemory:
 
 
 def turn_memories(
-    conv: Conversation, with_date: bool = True, capture_all: bool = False
+    conv: Conversation, with_date: bool = True, capture_all: bool = False, with_speaker: bool = True
 ) -> list[TurnMemory]:
     """The memories of ``conv``'s turns, built with the product's own pure functions.
 
@@ -136,14 +142,15 @@ def turn_memories(
     (every turn of it, in order, whoever spoke: two before, two after), exactly as learning fills
     ``memories.context`` from a chat. Turns that only ask, request or exchange pleasantries
     (:func:`shared.echo.states_nothing` on the memory text) are left out as learning
-    leaves them out, unless ``capture_all``. No speaker, dia_id or sample-id handling.
+    leaves them out, unless ``capture_all``. ``with_speaker`` False: the bare turn texts
+    (:meth:`Turn.memory_text`), context included. No speaker, dia_id or sample-id handling.
     """
     sessions: dict[int, list[Turn]] = {}
     for turn in conv.turns:
         sessions.setdefault(turn.session, []).append(turn)
     out: list[TurnMemory] = []
     for turns in sessions.values():
-        texts = [t.memory_text(with_date) for t in turns]
+        texts = [t.memory_text(with_date, with_speaker) for t in turns]
         for i, turn in enumerate(turns):
             if not capture_all and states_nothing(texts[i]):
                 continue

@@ -4,6 +4,7 @@ Usage::
 
     python bench/locomo_recall.py ../shared/data/locomo10.json [--engine fts|vector|hybrid]
         [--source transformers|static] [--conversations N] [--compare-int8] [--setting k=v ...]
+        [--no-date | --text-only] [--quick] [--grid 'name=v1,v2;name2=...']
 
 Every dialog turn becomes a memory as learning would store it
 (:func:`bench._locomo.turn_memories`: content ``"[<date>] <speaker>: <text>"``, search context
@@ -69,7 +70,7 @@ async def main_async(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         now = time.time()
         for conv in convs:
-            for tm in turn_memories(conv, args.with_date, args.capture_all):
+            for tm in turn_memories(conv, args.with_date, args.capture_all, args.with_speaker):
                 m, _ = await store.writes.upsert(
                     NewMemory(
                         owner_id=conv.sample_id,
@@ -167,7 +168,8 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name, quick=Fa
             f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
             f"min_sim={settings.vector_min_similarity} k1={settings.bm25_k1} b={settings.bm25_b} "
             f"context_weight={settings.recall_context_weight} "
-            f"question_factor={settings.recall_question_factor}"
+            f"question_factor={settings.recall_question_factor} "
+            f"when_factor={settings.recall_when_factor}"
         )
     )
     print(
@@ -230,6 +232,12 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None)
     parser.add_argument("--top-k", type=int, default=20)
     parser.add_argument("--no-date", dest="with_date", action="store_false")
+    parser.add_argument(
+        "--text-only",
+        dest="with_speaker",
+        action="store_false",
+        help="memory text and context without the '[date] speaker:' prefix (the bare turn text)",
+    )
     parser.add_argument(
         "--no-context",
         dest="context",

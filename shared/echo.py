@@ -10,8 +10,9 @@ and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "R
 * recall drops a memory that is an echo of the query (:func:`is_echo`) before the relative floor
   is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`);
 * a memory whose match with the query lies only in its question sentences (it asked about the
-  thing, "That's nice! What pet do you have?") is ranked at a fraction of its keyword score
-  (:func:`demote_questions`), also before the floor.
+  thing, "That's nice! What pet do you have?") is ranked at a fraction of its keyword score, and
+  one whose match lies partly in them at a fraction in proportion (:func:`demote_questions`),
+  also before the floor.
 """
 
 from __future__ import annotations
@@ -249,14 +250,27 @@ def question_features(content: str) -> tuple[frozenset[str], frozenset[str]] | N
     return frozenset(asked), frozenset(stated)
 
 
+def question_share_of(
+    weights: Mapping[str, float], features: tuple[Collection[str], Collection[str]] | None
+) -> float:
+    """:func:`question_share` from a text's :func:`question_features` (same answer, no analysis)."""
+    if features is None:
+        return 0.0
+    in_question = {t for t in features[0] if t in weights}
+    if not in_question:
+        return 0.0
+    in_statement = {t for t in features[1] if t in weights}
+    total = sum(max(weights[t], 0.0) for t in in_question | in_statement)
+    if total <= 0.0:
+        return 0.0
+    return sum(max(weights[t], 0.0) for t in in_question - in_statement) / total
+
+
 def asks_only_of(
     terms: Collection[str], features: tuple[Collection[str], Collection[str]] | None
 ) -> bool:
     """:func:`asks_only` from a text's :func:`question_features` (same answer, no analysis)."""
-    if features is None:
-        return False
-    wanted = set(terms)
-    return wanted.isdisjoint(features[1]) and not wanted.isdisjoint(features[0])
+    return question_share_of(dict.fromkeys(terms, 1.0), features) >= 1.0
 
 
 def sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
@@ -273,8 +287,30 @@ def sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
     return tuple(out)
 
 
-#: :func:`sentence_terms`, memoised per text (recalled texts repeat).
-_sentence_terms = functools.lru_cache(maxsize=ECHO_CACHE_SIZE)(sentence_terms)
+#: :func:`question_features`, memoised per text (recalled texts repeat; a memory the index
+#: prepared carries them already).
+_features = functools.lru_cache(maxsize=ECHO_CACHE_SIZE)(question_features)
+
+
+def question_share(weights: Mapping[str, float], content: str) -> float:
+    """Share of the query's weight in ``content`` held only by its question sentences (0..1).
+
+    Args:
+        weights: the query's index terms (:func:`shared.recall_index.analysis.query_tokens`)
+            with a weight each (the owner's BM25 IDF; 1.0 each when unknown; negatives count 0).
+        content: a memory's text.
+
+    Returns:
+        ``Σ w(t) over the query terms found in content only in question sentences`` divided by
+        ``Σ w(t) over the query terms found in content at all``; 0.0 when content holds none of
+        them, has no ``?``/``？``, or is longer than :data:`MAX_ASKS_CHARS`. A question
+        sentence is one :func:`is_question_or_request` would count as a question (ends in ``?``
+        with no first-person clause). "That's so nice! What pet do you have?" for "What pet do I
+        have?" → 1.0 (it asked, it holds no answer); "I feel low on confidence. Any tips on how
+        you stay confident?" for "How does she stay confident?" → the weight of ``stay`` over
+        that of ``stay`` and ``confid``. Pure; never raises.
+    """
+    return question_share_of(weights, _features(content))
 
 
 def asks_only(terms: Collection[str], content: str) -> bool:
@@ -285,23 +321,12 @@ def asks_only(terms: Collection[str], content: str) -> bool:
         content: a memory's text.
 
     A memory that only *asked* about what the query names ("That's nice! What pet do you
-    have?" for "What pet do I have?") holds no answer to it, however well it matches. A
-    question sentence is one :func:`is_question_or_request` would count as a question (ends in
-    ``?`` with no first-person clause); a text with no ``?``/``？`` is never asks-only, nor is
-    one holding none of ``terms``, nor one longer than :data:`MAX_ASKS_CHARS`. Pure; never
-    raises.
+    have?" for "What pet do I have?") holds no answer to it, however well it matches: its
+    :func:`question_share` with equal weights is 1. A text with no ``?``/``？`` is never
+    asks-only, nor is one holding none of ``terms``, nor one longer than
+    :data:`MAX_ASKS_CHARS`. Pure; never raises.
     """
-    if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
-        return False
-    wanted = set(terms)
-    in_questions = False
-    for terms_of_sentence, is_question in _sentence_terms(content):
-        if wanted.isdisjoint(terms_of_sentence):
-            continue
-        if not is_question:
-            return False
-        in_questions = True
-    return in_questions
+    return question_share(dict.fromkeys(terms, 1.0), content) >= 1.0
 
 
 def demote_questions(
@@ -310,17 +335,26 @@ def demote_questions(
     content_of: Mapping[int, str],
     factor: float,
     prepared: Mapping[int, Prepared] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
-    """``candidates`` with the score of asks-only memories (:func:`asks_only`) times ``factor``.
+    """``candidates`` with each score times ``1 − (1 − factor) · question_share``.
 
     Args:
         terms: the query's index terms.
         candidates: keyword hits, best first, ``score`` ≥ 0.
         content_of: memory text by rowid; a candidate whose id is absent is left alone.
-        factor: multiplier in 0..1 (1 leaves every score alone; chosen on LoCoMo, see the
-            README, "Recall quality").
+        factor: multiplier in 0..1 for a memory whose query words are all in its question
+            sentences (1 leaves every score alone; chosen on LoCoMo, see the README, "Recall
+            quality").
         prepared: features prepared when the memory was indexed, by rowid (as in
             :func:`drop_echoes`); a memory without them is analysed here.
+        weights: term → weight of :func:`question_share` (the owner's BM25 IDF); a term
+            absent from it (or ``weights`` None) weighs 1.0.
+
+    A memory that asked about part of what the query names and stated the rest ("I'm low on
+    confidence. Any tips on how you stay confident?") is demoted in proportion to the weight of
+    what it only asked about (:func:`question_share`); a memory that only asked
+    (:func:`asks_only`) counts ``factor`` of its score, a statement its full score.
 
     Returns:
         The candidates re-sorted by score (stable: equal scores keep their order). Call it before
@@ -328,24 +362,16 @@ def demote_questions(
     """
     if factor >= 1.0 or not terms:
         return list(candidates)
+    w = {t: (weights.get(t, 1.0) if weights is not None else 1.0) for t in terms}
     ready = prepared or {}
-    out = [
-        msgspec.structs.replace(c, score=c.score * factor)
-        if _asks(terms, c, content_of, ready)
-        else c
-        for c in candidates
-    ]
+    out = []
+    for c in candidates:
+        p = ready.get(c.memory_id)
+        if p is None:
+            share = question_share(w, content_of.get(c.memory_id, ""))
+        else:
+            share = question_share_of(w, None if p.q_terms is None else (p.q_terms, p.s_terms))
+        scale = 1.0 - (1.0 - factor) * share
+        out.append(msgspec.structs.replace(c, score=c.score * scale) if share > 0.0 else c)
     out.sort(key=lambda c: -c.score)
     return out
-
-
-def _asks(
-    terms: Collection[str],
-    c: Candidate,
-    content_of: Mapping[int, str],
-    prepared: Mapping[int, Prepared],
-) -> bool:
-    p = prepared.get(c.memory_id)
-    if p is None:
-        return asks_only(terms, content_of.get(c.memory_id, ""))
-    return asks_only_of(terms, None if p.q_terms is None else (p.q_terms, p.s_terms))

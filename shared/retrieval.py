@@ -15,11 +15,12 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.echo import demote_questions, drop_echoes
+from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
 from shared.fusion import combsum_fuse
+from shared.keyword_rescore import rescore_keyword_hits
 from shared.models import Memory, Scope
 from shared.ranking import (
     Candidate,
@@ -33,9 +34,9 @@ from shared.ranking import (
 )
 from shared.recall_assist import RecallAssist, injection_order, reranked_candidates
 from shared.recall_index import KeywordIndex, bm25_params
-from shared.recall_index.analysis import query_tokens
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
+from shared.time_cues import asks_when, boost_time_cues
 
 DAY_S = 86_400.0
 
@@ -178,15 +179,13 @@ async def _keyword_leg(
         found = await index_candidates(index, request, settings)
     else:
         found = await keyword_candidates(store, request)
-    # an echo of the query (a stored copy of this question) never sets the floor, and a memory
-    # that only asked about the query's words counts a fraction of its score
+    # an echo of the query (a stored copy of this question) never sets the floor; a memory that
+    # asked about the query's words, or states a time for a when-query, is rescored first
     content = {i: m.content for i, m in found[1].items()}
     # features prepared when the memories were indexed (else analysed here)
     ready = index.prepared(scope, found[1].values()) if index is not None else {}
     kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id, ready)
-    if settings.recall_question_factor < 1.0:
-        terms = query_tokens(query, settings.recall_query_max_terms)
-        kept = demote_questions(terms, kept, content, settings.recall_question_factor, ready)
+    kept = rescore_keyword_hits(index, scope, query, kept, content, settings, ready)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return floored, found[1]
 
@@ -362,8 +361,9 @@ async def _ranked(
 ) -> RecallResult:
     """Fuse the legs and select what to inject.
 
-    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the optional rerank, then
-    the cap and budget (:func:`select_within_budget`).
+    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the time-cue factor of a
+    when-query (:func:`shared.time_cues.boost_time_cues`, on the fused score), the optional
+    rerank, then the cap and budget (:func:`select_within_budget`).
     """
     keyword, memories = legs.keyword, legs.memories
     vector = legs.vector.candidates
@@ -381,6 +381,9 @@ async def _ranked(
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:
         ranked = keyword
+    if settings.recall_when_factor != 1.0 and asks_when(query):
+        content = {i: m.content for i, m in memories.items()}
+        ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor)
     ranked, reranked = await reranked_candidates(assist, settings, query, ranked, memories)
     chosen = select_within_budget(
         ranked,

@@ -117,6 +117,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_relative_floor": (0, 1),
     "recall_fusion_keyword_share": (0, 1),
     "recall_question_factor": (0, 1),
+    "recall_when_factor": (1, 10),
     "rrf_k": (0.001, 10_000),
     "rrf_keyword_weight": (0, 100),
     "rrf_vector_weight": (0, 100),

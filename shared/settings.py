@@ -128,8 +128,12 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
     recall_context_weight: float = 0.25
     #: A keyword hit whose query words are all in its question sentences counts this share of its
-    #: score (0..1; 1 = off), before the relative floor.
+    #: score, one with part of them there (IDF-weighted) proportionally less (0..1; 1 = off),
+    #: before the relative floor (shared.echo.demote_questions).
     recall_question_factor: float = 0.5
+    #: For a query asking when (English), a recalled memory stating a relative time ("last
+    #: week") counts this multiple of its fused score (1..10; 1 = off; shared.time_cues).
+    recall_when_factor: float = 1.5
     #: Byte budget of the per-process recall cache (least recently used owners are evicted).
     recall_cache_mb: int = 512
     #: A recall probes the change feed first when it was last read longer ago than this (ms;

@@ -21,13 +21,13 @@ implementation), ``cache`` (LRU of owners kept fresh from the feed). See docs/AR
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from shared.models import GLOBAL_OWNER, Memory, Scope
 from shared.recall_index.analysis import query_tokens
 from shared.recall_index.cache import OwnerCache
 from shared.recall_index.feed import RecallSource, SqliteSource
-from shared.recall_index.owner import search
+from shared.recall_index.owner import idf, search
 from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import Bm25Params
 from shared.settings import Settings
@@ -158,6 +158,22 @@ class KeywordIndex:
         if held is None or held.fingerprint != prepare.fingerprint:
             self.cache.prepare = prepare
             self.cache.owners.clear()
+
+    def term_weights(self, scope: Scope, terms: Sequence[str]) -> dict[str, float]:
+        """The BM25 IDF of each of ``terms`` under ``scope``'s statistics, from cached owners.
+
+        The IDF the search weighs each term with (FTS5's, floored at 1e-6; ``N`` and ``df`` over
+        the owner's partition plus the global one when ``scope`` includes it). No I/O: ``{}``
+        when none of those partitions is cached (callers then weigh every term 1.0).
+        """
+        owners = [scope.owner_id]
+        if scope.include_global and scope.owner_id != GLOBAL_OWNER:
+            owners.append(GLOBAL_OWNER)
+        parts = [p for p in (self.cache.owners.get(o) for o in owners) if p is not None]
+        if not parts:
+            return {}
+        n = sum(p.stat_docs for p in parts)
+        return {t: idf(n, sum(p.df(t) for p in parts)) for t in terms}
 
     def reconfigure(self, params: Bm25Params) -> None:
         """Use new BM25 parameters: cached owners are dropped and rebuilt on their next use."""

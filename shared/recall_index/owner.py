@@ -27,7 +27,7 @@ from shared.recall_index.topk import pruned_top
 from shared.recall_index.visibility import NO_CODE, ScopeCodes, visible_mask, visible_row
 from shared.store.memories import Retention
 
-__all__ = ["REBUILD_MIN", "REBUILD_SHARE", "OwnerIndex", "search"]
+__all__ = ["REBUILD_MIN", "REBUILD_SHARE", "OwnerIndex", "idf", "search"]
 
 REBUILD_MIN = 256
 """A delta of at most this many memories never triggers a rebuild."""
