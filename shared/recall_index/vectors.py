@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from shared.blas_threads import limit_blas_threads
 from shared.models import GLOBAL_OWNER, Scope
 from shared.recall_index import KeywordIndex
 from shared.recall_index.owner import OwnerIndex
@@ -52,6 +53,9 @@ class VectorMatrices:
         self.sqlite_vec = sqlite_vec
         self.keywords = keywords
         self._mats: dict[str, _Matrix] = {}
+        # One OpenBLAS thread makes ``matrix @ query`` about twice as cheap as einsum's own
+        # loop; with several threads it costs more (shared/blas_threads.py).
+        self._blas = limit_blas_threads()
 
     async def _matrix(self, index: OwnerIndex, dim: int) -> _Matrix:
         held = self._mats.get(index.owner_id)
@@ -122,9 +126,9 @@ class VectorMatrices:
     ) -> list[VectorHit]:
         if len(m.ids) == 0:
             return []
-        # einsum's own single-threaded loop: a BLAS matrix-vector product spawns OpenBLAS
-        # threads, which on a busy 2-core host made it 3-7x slower than one thread
-        sims = np.einsum("ij,j->i", m.mat, q)
+        # BLAS sgemv on one thread, else einsum's own loop: a BLAS matrix-vector product on
+        # OpenBLAS's default threads was 3-7x slower on a busy 2-core host (blas_threads.py)
+        sims = m.mat @ q if self._blas else np.einsum("ij,j->i", m.mat, q)
         take = min(len(sims), k * OVERSAMPLE)
         order = np.argpartition(-sims, take - 1)[:take]
         order = order[np.argsort(-sims[order], kind="stable")]
