@@ -132,13 +132,21 @@ class VectorMatrices:
         take = min(len(sims), k * OVERSAMPLE)
         order = np.argpartition(-sims, take - 1)[:take]
         order = order[np.argsort(-sims[order], kind="stable")]
-        found = m.index.lookup(m.ids[order].tolist())
+        ids, scores = m.ids[order].tolist(), sims[order].tolist()
         retention = self.sqlite_vec.retention
         out: list[VectorHit] = []
-        for pos in order.tolist():
-            memory = found.get(int(m.ids[pos]))
-            if memory is not None and visible_row(memory, scope, now, retention, any_user=any_user):
-                out.append(VectorHit(memory.id, float(sims[pos])))
-                if len(out) == k:
-                    break
+        # Records are looked up k at a time, best first: when the first k rows are visible (the
+        # common case) the other (OVERSAMPLE - 1) * k are never touched.
+        for start in range(0, take, k):
+            found = m.index.lookup(ids[start : start + k])
+            for memory_id, score in zip(
+                ids[start : start + k], scores[start : start + k], strict=True
+            ):
+                memory = found.get(memory_id)
+                if memory is not None and visible_row(
+                    memory, scope, now, retention, any_user=any_user
+                ):
+                    out.append(VectorHit(memory.id, score))
+                    if len(out) == k:
+                        return out
         return out
