@@ -18,6 +18,7 @@ as the body's ``"user": "jürgen"``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,8 +27,13 @@ from shared.settings import Settings
 
 
 def header_names(settings: Settings) -> tuple[str, ...]:
-    """``end_user_headers`` as lower-case names, in order, blanks dropped."""
-    return tuple(n.strip().lower() for n in settings.end_user_headers.split(",") if n.strip())
+    """``end_user_headers`` as lower-case names, in order, blanks dropped (parsed once)."""
+    return _names(settings.end_user_headers)
+
+
+@functools.lru_cache(maxsize=8)
+def _names(spec: str) -> tuple[str, ...]:
+    return tuple(n.strip().lower() for n in spec.split(",") if n.strip())
 
 
 def utf8_header(name: str, value: str | None) -> str | None:

@@ -229,7 +229,10 @@ _TRIGGERS = (
     "stor",
     "sav",
 )
-_WORD_SPLIT = re.compile(r"\W+")
+#: A word (a run of ``\w``, as ``re.split(r"\W+")`` would cut it) that starts with a trigger:
+#: one search instead of splitting every message into words (about 3 µs against 5 µs per
+#: LoCoMo question).
+_TRIGGER_WORD = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, _TRIGGERS)) + ")")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 # Where a target ends: a clause boundary.
 _TARGET_END = re.compile(r"[,;:.!?¿¡\n]|\s(?:and\s+then|but|und\s+dann|aber|mais|pero)\s", _I)
@@ -279,7 +282,7 @@ def detect_forget(text: str) -> ForgetIntent | None:
     """
     if not text or len(text) > MAX_MESSAGE_CHARS:
         return None
-    if not any(word.startswith(_TRIGGERS) for word in _WORD_SPLIT.split(text.lower())):
+    if _TRIGGER_WORD.search(text.lower()) is None:
         return None
     normalized = " ".join(text.translate(_APOSTROPHES).split(" "))
     for sentence in _SENTENCE_END.split(normalized):

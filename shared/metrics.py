@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from contextvars import ContextVar
 from typing import Any
 
-import aiohttp
 import msgspec
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -232,25 +230,6 @@ def render(snapshot: Snapshot) -> bytes:
         registry.register(_Delegate(REGISTRY))
     registry.register(_SnapshotCollector(snapshot))
     return generate_latest(registry)
-
-
-def upstream_timing() -> aiohttp.TraceConfig:
-    """An ``aiohttp.TraceConfig`` timing every request of the session it is given to.
-
-    Each request is recorded with :func:`note_upstream` (request start → response headers; the
-    one hook for upstream latency).
-    """
-
-    async def on_start(_session: Any, ctx: Any, _params: Any) -> None:
-        ctx.started = time.perf_counter()
-
-    async def on_end(_session: Any, ctx: Any, _params: Any) -> None:
-        note_upstream(time.perf_counter() - ctx.started)
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_start)
-    trace.on_request_end.append(on_end)
-    return trace
 
 
 def check_metrics_access(access: str, admin_token: str, presented_admin: bool) -> None:

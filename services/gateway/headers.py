@@ -18,7 +18,7 @@ Upstream → client: every header is passed back (``retry-after``, ``x-ratelimit
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from multidict import CIMultiDict
@@ -84,6 +84,16 @@ class HeaderPolicy:
 def header_policy(spec: str) -> HeaderPolicy:
     """:meth:`HeaderPolicy.parse` of ``spec``, cached (the setting rarely changes)."""
     return HeaderPolicy.parse(spec)
+
+
+def header_map(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The request's headers as ``{name: first value}``, both decoded as Latin-1.
+
+    ``raw``: the ASGI scope's ``headers`` (lower-case names). The first value of a repeated name
+    wins, as with Starlette's ``Headers.get``; built once per request so that the end-user,
+    switch and session look-ups are dict hits instead of scans of the header list.
+    """
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(raw)}
 
 
 def _connection_tokens(pairs: Iterable[tuple[str, str]]) -> set[str]:

@@ -23,7 +23,12 @@ from starlette.responses import Response
 from services.gateway import proxy
 from services.gateway.auth import authenticate_client
 from services.gateway.body import read_body
-from services.gateway.headers import HeaderPolicy, header_policy, upstream_request_headers
+from services.gateway.headers import (
+    HeaderPolicy,
+    header_map,
+    header_policy,
+    upstream_request_headers,
+)
 from services.gateway.memory_control import (
     MemoryControl,
     control_headers,
@@ -147,15 +152,18 @@ def after_success(
     memory: MemoryOutcome,
     now: float,
     request_id: str,
-) -> OnSuccess:
-    """The callback run after a successful exchange.
+) -> OnSuccess | None:
+    """The callback run after a successful exchange, None when it would have nothing to do.
 
     Record access (and the tokens injected), enqueue learning from the user's turns (the
     assistant replies in the request and the answer travel as context only: the search context
     of captured turns, :mod:`shared.turn_context`). Only the text of the turns a learn job can
     use is sent: those after the learning cursor in its ``learn_max_turns`` window and their
-    context (:mod:`shared.learn_payload`).
+    context (:mod:`shared.learn_payload`). With learning off and no memory injected there is
+    nothing to record, so no callback (the answer's text is then never decoded).
     """
+    if not control.switches.learn and not memory.memory_ids:
+        return None
     state = call.state
     parsed = call.parsed
 
@@ -209,15 +217,16 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     """Handle one request of a memory route (JSON or SSE) in format ``fmt``."""
     call = await begin(request, fmt)
     now = time.time()
+    headers = header_map(request.scope["headers"])
     control = resolve_control(
-        request.headers,
+        headers,
         call.parsed.end_user,
         call.key,
         call.provider,
         call.state.settings,
         call.parsed.query,
     )
-    scope = request_scope(request, call.key, control.user_id)
+    scope = request_scope(headers, call.key, control.user_id)
     request_id = current_request_id()
     await enqueue_forget(call.state.queue, control, call.key.id, now, request_id)
     memory = await remember(call, scope, control, now)

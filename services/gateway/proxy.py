@@ -4,12 +4,16 @@ The hot path uses one shared ``aiohttp.ClientSession`` directly: a bare pass-thr
 ~3,900 req/s with aiohttp against ~1,680 req/s for httpx over the aiohttp transport and ~690
 req/s for plain httpx on one core, and ``bench/overhead.py`` confirmed the gap here.
 Compressed upstream bodies are avoided with ``Accept-Encoding: identity`` (and the session does
-not decompress), so what we read and what we forward are the same bytes.
+not decompress), so what we read and what we forward are the same bytes. Upstream latency
+(request sent → response headers, :func:`shared.metrics.note_upstream`) is timed around each call
+here rather than with an ``aiohttp.TraceConfig``: a trace config makes aiohttp build a trace
+context and signal every request phase and body chunk on every request of the session.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
@@ -17,7 +21,7 @@ from multidict import CIMultiDictProxy
 
 from services.gateway.headers import credentials
 from shared.errors import InvalidRequest, UpstreamTimeout, UpstreamUnavailable
-from shared.metrics import upstream_timing
+from shared.metrics import note_upstream
 from shared.outbound_guard import GuardedResolver
 from shared.settings import ProviderConfig, Settings
 
@@ -43,7 +47,6 @@ def upstream_session(settings: Settings) -> aiohttp.ClientSession:
         timeout=timeout,
         auto_decompress=False,
         trust_env=False,
-        trace_configs=[upstream_timing()],
     )
 
 
@@ -140,10 +143,12 @@ async def post(
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure (HTTP errors are returned).
     """
+    started = time.perf_counter()
     async with (
         upstream_errors(provider),
         session.post(provider.base_url + path, data=body, headers=headers) as resp,
     ):
+        note_upstream(time.perf_counter() - started)
         return UpstreamReply(resp.status, resp.headers, await resp.read())
 
 
@@ -163,10 +168,13 @@ async def open_stream(
     Raises:
         UpstreamTimeout, UpstreamUnavailable: transport failure before the status line.
     """
+    started = time.perf_counter()
     async with upstream_errors(provider):
-        return await session.request(
+        resp = await session.request(
             method, provider.base_url + path, data=body or None, headers=headers
         )
+    note_upstream(time.perf_counter() - started)
+    return resp
 
 
 async def iter_stream(
@@ -187,8 +195,10 @@ async def get_json(
         UpstreamTimeout, UpstreamUnavailable: transport failure.
     """
     headers = {"accept-encoding": "identity", **credentials(provider)}
+    started = time.perf_counter()
     async with (
         upstream_errors(provider),
         session.get(provider.base_url + path, headers=headers) as resp,
     ):
+        note_upstream(time.perf_counter() - started)
         return UpstreamReply(resp.status, resp.headers, await resp.read())

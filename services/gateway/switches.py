@@ -8,7 +8,7 @@ switches are resolved in :mod:`shared.memory_switches` (request headers, key, pr
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from collections.abc import Mapping
 
 from shared.end_user import utf8_header
 from shared.models import ApiKey, Scope
@@ -17,8 +17,8 @@ SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
 MAX_ID_CHARS = 256
 
 
-def header_value(request: Request, names: tuple[str, ...]) -> str | None:
-    """The first non-empty value among the headers ``names``, stripped, else None.
+def header_value(headers: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    """The first non-empty value among the headers ``names`` (lower case), stripped, else None.
 
     Values are read as UTF-8 (:func:`shared.end_user.utf8_header`).
 
@@ -26,19 +26,19 @@ def header_value(request: Request, names: tuple[str, ...]) -> str | None:
         InvalidRequest: the value is not valid UTF-8 (HTTP 400).
     """
     for name in names:
-        value = utf8_header(name, request.headers.get(name))
+        value = utf8_header(name, headers.get(name))
         if value:
             return value.strip()
     return None
 
 
-def request_scope(request: Request, key: ApiKey, end_user: str) -> Scope:
-    """The caller's scope.
+def request_scope(headers: Mapping[str, str], key: ApiKey, end_user: str) -> Scope:
+    """The caller's scope (``headers``: the request's, lower-case names, first value of each).
 
     Owner = the key; ``end_user`` as resolved (already validated, never cut here); session from
     the headers (cut to 256 characters).
     """
-    session = header_value(request, SESSION_HEADERS)
+    session = header_value(headers, SESSION_HEADERS)
     return Scope(
         owner_id=key.id,
         user_id=end_user,

@@ -12,9 +12,13 @@ the query is rotated the same way, which leaves cosine similarities unchanged.
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
+from shared.blas_threads import limit_blas_threads
 from shared.models import GLOBAL_OWNER, Scope
 from shared.recall_index import KeywordIndex
 from shared.recall_index.owner import OwnerIndex
@@ -29,6 +33,18 @@ ZERO_NORM = 1e-6
 """A query vector this short has no direction (no known word piece): no neighbours."""
 OVERSAMPLE = 4
 """Rows taken from the matrix per wanted hit before the visibility rule."""
+
+
+def _normalised_rows(
+    rows: list[Any], dim: int, dtype: type[np.generic]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Ids and row-normalised float32 matrix of ``(memory_id, embedding bytes)`` rows."""
+    ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+    raw = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=dtype)
+    mat = raw.astype(np.float32).reshape(len(rows), dim)
+    norms = np.linalg.norm(mat, axis=1)
+    norms[norms == 0] = 1.0
+    return ids, mat / norms[:, None]
 
 
 class _Matrix:
@@ -52,11 +68,37 @@ class VectorMatrices:
         self.sqlite_vec = sqlite_vec
         self.keywords = keywords
         self._mats: dict[str, _Matrix] = {}
+        self._reads: dict[tuple[str, int, int], asyncio.Future[_Matrix]] = {}
+        # One OpenBLAS thread makes ``matrix @ query`` about twice as cheap as einsum's own
+        # loop; with several threads it costs more (shared/blas_threads.py).
+        self._blas = limit_blas_threads()
 
     async def _matrix(self, index: OwnerIndex, dim: int) -> _Matrix:
+        """The owner's current matrix, read once per owner and generation.
+
+        The read runs as its own task, shared by every request that needs it and finishing even
+        when they give up (the recall budget cancels a request, never the read): a read longer
+        than the budget used to be cancelled and started again by every request, so the vector
+        leg of a large owner never came back on a busy machine.
+        """
         held = self._mats.get(index.owner_id)
         if held is not None and held.index is index and held.generation == index.generation:
             return held
+        key = (index.owner_id, id(index), index.generation)
+        task = self._reads.get(key)
+        if task is None:
+            task = self._reads[key] = asyncio.ensure_future(self._read(index, dim))
+            task.add_done_callback(lambda done: self._read_done(key, done))
+        return await asyncio.shield(task)
+
+    def _read_done(self, key: tuple[str, int, int], task: asyncio.Future[_Matrix]) -> None:
+        if self._reads.get(key) is task:
+            del self._reads[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure is raised to the requests awaiting it
+
+    async def _read(self, index: OwnerIndex, dim: int) -> _Matrix:
+        """Read the owner's vectors (connection thread) and build the matrix (worker thread)."""
         generation = index.generation
         with store_errors("reading an owner's vectors"):
             rows = list(
@@ -66,12 +108,8 @@ class VectorMatrices:
                 )
             )
         dtype = np.int8 if self.sqlite_vec.int8 else np.float32
-        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        raw = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=dtype)
-        mat = raw.astype(np.float32).reshape(len(rows), dim)
-        norms = np.linalg.norm(mat, axis=1)
-        norms[norms == 0] = 1.0
-        made = _Matrix(index, generation, ids, mat / norms[:, None])
+        ids, mat = await asyncio.to_thread(_normalised_rows, rows, dim, dtype)
+        made = _Matrix(index, generation, ids, mat)
         self._mats[index.owner_id] = made
         if len(self._mats) > 4 * max(1, len(self.keywords.cache.owners)):
             for owner_id in [o for o in self._mats if o not in self.keywords.cache.owners]:
@@ -122,19 +160,27 @@ class VectorMatrices:
     ) -> list[VectorHit]:
         if len(m.ids) == 0:
             return []
-        # einsum's own single-threaded loop: a BLAS matrix-vector product spawns OpenBLAS
-        # threads, which on a busy 2-core host made it 3-7x slower than one thread
-        sims = np.einsum("ij,j->i", m.mat, q)
+        # BLAS sgemv on one thread, else einsum's own loop: a BLAS matrix-vector product on
+        # OpenBLAS's default threads was 3-7x slower on a busy 2-core host (blas_threads.py)
+        sims = m.mat @ q if self._blas else np.einsum("ij,j->i", m.mat, q)
         take = min(len(sims), k * OVERSAMPLE)
         order = np.argpartition(-sims, take - 1)[:take]
         order = order[np.argsort(-sims[order], kind="stable")]
-        found = m.index.lookup(m.ids[order].tolist())
+        ids, scores = m.ids[order].tolist(), sims[order].tolist()
         retention = self.sqlite_vec.retention
         out: list[VectorHit] = []
-        for pos in order.tolist():
-            memory = found.get(int(m.ids[pos]))
-            if memory is not None and visible_row(memory, scope, now, retention, any_user=any_user):
-                out.append(VectorHit(memory.id, float(sims[pos])))
-                if len(out) == k:
-                    break
+        # Records are looked up k at a time, best first: when the first k rows are visible (the
+        # common case) the other (OVERSAMPLE - 1) * k are never touched.
+        for start in range(0, take, k):
+            found = m.index.lookup(ids[start : start + k])
+            for memory_id, score in zip(
+                ids[start : start + k], scores[start : start + k], strict=True
+            ):
+                memory = found.get(memory_id)
+                if memory is not None and visible_row(
+                    memory, scope, now, retention, any_user=any_user
+                ):
+                    out.append(VectorHit(memory.id, score))
+                    if len(out) == k:
+                        return out
         return out

@@ -1,0 +1,112 @@
+"""The in-memory vector leg (shared/recall_index/vectors.py).
+
+Against a brute-force reference: the nearest rows of the matrix belong to another end user, so
+the visibility rule has to skip past the first k rows (records are looked up k at a time) to
+find the caller's own. And a search cancelled while the owner's vectors are being read (the
+recall budget ran out) leaves the read to finish for the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import numpy as np
+import pytest
+
+from shared.models import Memory, NewMemory, Scope
+from shared.recall_index import KeywordIndex, build_keyword_index
+from shared.recall_index.vectors import OVERSAMPLE, VectorMatrices
+from shared.settings import load_settings
+from shared.store import Store
+from shared.store.sqlite_vec import SqliteVecIndex
+from shared.vector_index.base import VectorRecord
+from tests.waiting import READY_TIMEOUT_S
+
+DIM = 8
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+@pytest.fixture
+async def stored(tmp_path) -> AsyncIterator[tuple[Store, KeywordIndex]]:
+    path = str(tmp_path / "v.db")
+    store = await Store.open(path)
+    keywords = build_keyword_index(load_settings({}, db_path=path), store)
+    yield store, keywords
+    await keywords.close()
+    await store.close()
+
+
+async def _with_vectors(
+    store: Store, users: list[str], vectors: list[np.ndarray]
+) -> tuple[list[Memory], SqliteVecIndex]:
+    """Owner ``o``'s memories of ``users`` (one each) and their ``vectors`` in sqlite-vec."""
+    news = [NewMemory(owner_id="o", user_id=u, content=f"memory {i}") for i, u in enumerate(users)]
+    written = [m for m, _ in await store.writes.upsert_many(news)]
+    index = SqliteVecIndex(store.writer, store.reader, store.memories)
+    await index.ensure(DIM, "test")
+    records = [
+        VectorRecord(
+            memory_id=m.id,
+            owner_id="o",
+            user_id=m.user_id,
+            session_id=None,
+            type=m.type,
+            created_at=m.created_at,
+            expires_at=None,
+            vector=v.tolist(),
+        )
+        for m, v in zip(written, vectors, strict=True)
+    ]
+    await index.upsert(records)
+    return written, index
+
+
+@pytest.mark.parametrize("other_first", [0, 3, 5, 12, 19, 20, 30])
+async def test_knn_equals_brute_force_under_the_visibility_rule(stored, other_first) -> None:
+    store, keywords = stored
+    rng = np.random.default_rng(other_first)
+    query = _unit(np.eye(DIM, dtype=np.float32)[0])
+    # the first `other_first` nearest rows are bob's, the rest owner-wide or alice's
+    users = ["bob"] * other_first + [("", "alice")[i % 2] for i in range(40)]
+    distances = np.sort(rng.uniform(0.01, 1.5, len(users)))
+    vectors = [_unit(query + d * _unit(rng.standard_normal(DIM))) for d in distances]
+    written, index = await _with_vectors(store, users, vectors)
+    matrices = VectorMatrices(index, keywords)
+    scope = Scope(owner_id="o", user_id="alice")
+    sims = np.array([float(v @ query) for v in vectors], dtype=np.float32)
+    for k in (1, 2, 5, 10):
+        hits = await matrices.search(query, scope, k, time.time())
+        assert hits is not None
+        window = np.argsort(-sims, kind="stable")[: k * OVERSAMPLE]
+        want = [written[i].id for i in window if written[i].user_id in ("", "alice")][:k]
+        assert [h.memory_id for h in hits] == want
+        pos = {m.id: i for i, m in enumerate(written)}
+        assert [h.score for h in hits] == pytest.approx([sims[pos[h.memory_id]] for h in hits])
+
+
+async def test_a_cancelled_search_leaves_the_matrix_read_to_finish(stored) -> None:
+    store, keywords = stored
+    rng = np.random.default_rng(1)
+    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(50)]
+    written, index = await _with_vectors(store, [""] * 50, vectors)
+    matrices = VectorMatrices(index, keywords)
+    scope = Scope(owner_id="o")
+    search = asyncio.ensure_future(matrices.search(vectors[0], scope, 5, time.time()))
+    for _ in range(100_000):  # until the read of the owner's vectors has started
+        if matrices._reads:
+            break
+        await asyncio.sleep(0)
+    assert matrices._reads, "the matrix read never started"
+    (read,) = matrices._reads.values()
+    search.cancel()  # the recall budget ran out while the vectors were being read
+    with pytest.raises(asyncio.CancelledError):
+        await search
+    matrix = await asyncio.wait_for(read, READY_TIMEOUT_S)  # the read went on
+    assert matrices._mats["o"] is matrix and not matrices._reads
+    hits = await matrices.search(vectors[0], scope, 5, time.time())
+    assert hits is not None and hits[0].memory_id == written[0].id
