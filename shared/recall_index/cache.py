@@ -1,12 +1,12 @@
 """The per-process keyword recall cache: owner indexes kept fresh from the change feed.
 
-* Cold owner: its stored snapshot (:mod:`shared.recall_index.snapshot`: analysed rows and the
-  feed sequence they reflect) is decoded and indexed in a worker thread, then the feed after that
-  sequence is applied; without a usable snapshot its rows are read in one read transaction (with
-  the feed sequence they reflect), analysed and indexed in a worker thread
-  (:func:`shared.recall_index.segment.analyse_rows`), and a new snapshot is stored in the
-  background. The event loop never runs a build; concurrent requests for the same owner share
-  one load.
+* Cold owner: its stored snapshot (:mod:`shared.recall_index.snapshot`: analysed rows and the feed
+  sequence they reflect) is decoded and indexed in a worker thread, then the feed after that
+  sequence is applied; without a usable snapshot the feed head is read, then its rows in rowid
+  chunks, each analysed in a worker thread while the next is read
+  (:class:`shared.recall_index.builder.SegmentBuilder`), the feed after that head is applied, and a
+  new snapshot is stored in the background. The event loop never runs a build; concurrent requests
+  for the same owner share one load.
 * Freshness: every recall reflects every write committed (by any process) before it started.
   :meth:`OwnerCache.fresh` answers from the cache at once only while the source's change hint
   (SQLite: the wal-index header, which every commit of every process rewrites) equals the one
@@ -32,13 +32,14 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from shared.recall_index import snapshot
+from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder
 from shared.recall_index.feed import RecallSource
 from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
-from shared.recall_index.segment import Bm25Params, analyse_rows, segment_from
+from shared.recall_index.segment import Bm25Params, segment_from
 from shared.store.recall_rows import Change
 
 log = logging.getLogger("mnemogate.recall_index")
@@ -245,14 +246,41 @@ class OwnerCache:
         return self.owners.get(owner_id, index)
 
     async def _from_rows(self, owner_id: str) -> OwnerIndex:
-        """Read, analyse and index every row of the owner; store a snapshot in the background."""
-        seq, raw = await self.source.snapshot(owner_id)
+        """Read, analyse and index every row of the owner; store a snapshot in the background.
+
+        The feed head is read first, then the rows in rowid order, :data:`LOAD_CHUNK` at a
+        time, each chunk analysed in a worker thread while the next is read (a change committed
+        meanwhile has a sequence above the head and is applied after the load); only the
+        compact analysis of each chunk is kept (:class:`SegmentBuilder`).
+        """
+        cpu = 0.0
+        seq = await self.source.head()
+        builder = SegmentBuilder()
+
+        def add(raw: Sequence[Any]) -> float:
+            start = time.thread_time()
+            builder.add(self.source.decode(raw))
+            return time.thread_time() - start
+
+        raw = await self.source.owner_rows(owner_id, 0, LOAD_CHUNK)
+        while raw:
+            nxt = None
+            if len(raw) == LOAD_CHUNK:  # read the next chunk while this one is analysed
+                after = int(raw[-1][0])
+                nxt = asyncio.ensure_future(self.source.owner_rows(owner_id, after, LOAD_CHUNK))
+            try:
+                cpu += await asyncio.to_thread(add, raw)
+            except BaseException:
+                if nxt is not None:
+                    nxt.cancel()
+                raise
+            raw = await nxt if nxt is not None else []
 
         def build() -> tuple[OwnerIndex, bytes]:
-            cpu = time.thread_time()
-            data = analyse_rows(self.source.decode(raw))
+            start = time.thread_time()
+            data = builder.finish()
             index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
-            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+            index.build_cpu_ms = (cpu + time.thread_time() - start) * 1000
             # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
             small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
             return index, snapshot.encode(data) if small else b""

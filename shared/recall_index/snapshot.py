@@ -1,15 +1,16 @@
 """Owner snapshots: an owner's analysed rows, encoded once, so a cold load skips the analysis.
 
-A snapshot is :class:`shared.recall_index.segment.SegmentData` (memory records, per-document
-filter columns, terms, postings with raw term frequencies, document lengths; no BM25 parameter is
-baked in) as one MessagePack blob (msgspec; numpy arrays as raw little-endian bytes), stored by
-the store with the change-feed sequence its rows reflect. It is a cache: a load decodes it,
-builds the segment with the current parameters and applies the feed after that sequence; a
-snapshot of another :data:`FORMAT`, one older than the pruned feed, or one that fails to decode
-is ignored and the owner is built from its rows (and a new snapshot written). A memory record is
-decoded only when a search returns it (:class:`LazyMemories`), so a load costs the arrays, the
-vocabulary and the BM25 weights: ~15 ms of CPU at 10,000 memories against ~300 ms for the
-analysis it replaces.
+A snapshot is :class:`shared.recall_index.segment.SegmentData` (memory records, per-document filter
+columns, terms, postings with raw term frequencies, document lengths; no BM25 parameter is baked
+in) as one MessagePack blob (msgspec; numpy arrays as raw little-endian bytes), stored by the store
+with the change-feed sequence its rows reflect (in parts of at most 64 MB with a checksummed
+manifest, :func:`shared.store.recall_rows.save_snapshot`, so an owner of 1M memories has one too).
+It is a cache: a load decodes it, builds the segment with the current parameters and applies the
+feed after that sequence; a snapshot of another :data:`FORMAT`, one older than the pruned feed, one
+with a part missing or corrupt, or one that fails to decode is ignored and the owner is built from
+its rows (and a new snapshot written). A memory record is decoded only when a search returns it
+(:class:`LazyMemories`), so a load costs the arrays, the vocabulary and the BM25 weights: ~15 ms of
+CPU at 10,000 memories against ~300 ms for the analysis it replaces.
 """
 
 from __future__ import annotations
@@ -22,19 +23,23 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.models import Memory
+from shared.recall_index.builder import LazyMemories
 from shared.recall_index.segment import COLUMNS, SegmentData
 
 __all__ = ["FORMAT", "MAX_BYTES", "LazyMemories", "decode", "encode"]
 
-ANALYSIS_VERSION = 1
-"""Bump when :mod:`shared.recall_index.analysis` or the blob layout changes."""
+ANALYSIS_VERSION = 2
+"""Bump when :mod:`shared.recall_index.analysis` or the blob layout changes (2: stored in parts,
+migration 0012)."""
 FORMAT = (
     f"seg{ANALYSIS_VERSION}-"
     + hashlib.sha256(",".join(Memory.__struct_fields__).encode()).hexdigest()[:12]
 )
 """Snapshot encoding version: the analysis version and :class:`Memory`'s field list."""
-MAX_BYTES = 256 * 1024 * 1024
-"""Larger snapshots are not written (SQLite's blob limit is 1 GB; ~100 MB per 100k memories)."""
+MAX_BYTES = 4 * 1024 * 1024 * 1024
+"""Larger snapshots are not written (~1 GB per 1M memories of LoCoMo-sized text; the store keeps
+a snapshot in parts of :data:`shared.store.recall_rows.PART_BYTES`, so SQLite's 1 GB blob limit
+does not apply)."""
 
 _ARRAYS = {
     "term_start": "<i8",
@@ -47,43 +52,12 @@ _ARRAYS = {
 """Array fields of :class:`SegmentData` and their stored dtypes."""
 
 
-class _Blob(msgspec.Struct, array_like=True):
-    memories: list[Memory]
-    users: list[str]
-    sessions: list[str]
-    terms: list[str]
-    arrays: dict[str, bytes]
-
-
 class _RawBlob(msgspec.Struct, array_like=True):
     memories: list[msgspec.Raw]
     users: list[str]
     sessions: list[str]
     terms: list[str]
     arrays: dict[str, bytes]
-
-
-class LazyMemories:
-    """Memory records by position, each decoded from its MessagePack bytes on first access."""
-
-    _decoder = msgspec.msgpack.Decoder(Memory)
-
-    def __init__(self, raw: list[msgspec.Raw], nbytes: int) -> None:
-        self.raw = raw
-        self.done: list[Memory | None] = [None] * len(raw)
-        self.nbytes = nbytes  # the records keep the whole blob they were decoded from alive
-
-    def __len__(self) -> int:
-        return len(self.raw)
-
-    def __getitem__(self, pos: int, /) -> Memory:
-        memory = self.done[pos]
-        if memory is None:
-            memory = self.done[pos] = self._decoder.decode(self.raw[pos])
-        return memory
-
-    def __setitem__(self, pos: int, memory: Memory, /) -> None:
-        self.done[pos] = memory
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -96,13 +70,16 @@ def encode(data: SegmentData) -> bytes:
     arrays.update(
         {f"col.{c}": data.cols[c].astype(np.dtype(t)).tobytes() for c, t in COLUMNS.items()}
     )
-    n = len(data.memories)
-    return _ENCODER.encode(
-        _Blob([data.memories[i] for i in range(n)], data.users, data.sessions, data.terms, arrays)
-    )
+    mem = data.memories
+    n = len(mem)
+    if isinstance(mem, LazyMemories):
+        records = [mem.encoded(i) for i in range(n)]
+    else:
+        records = [msgspec.Raw(_ENCODER.encode(mem[i])) for i in range(n)]
+    return _ENCODER.encode(_RawBlob(records, data.users, data.sessions, data.terms, arrays))
 
 
-def decode(blob: bytes) -> SegmentData | None:
+def decode(blob: bytes | bytearray) -> SegmentData | None:
     """The data of an :func:`encode` blob, or None when it is not a consistent one."""
     try:
         b = _DECODER.decode(blob)
