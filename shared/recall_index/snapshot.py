@@ -53,6 +53,16 @@ _ARRAYS = {
 
 
 class _RawBlob(msgspec.Struct, array_like=True):
+    """A decoded blob: records and arrays are views into the blob (no copy)."""
+
+    memories: list[msgspec.Raw]
+    users: list[str]
+    sessions: list[str]
+    terms: list[str]
+    arrays: dict[str, memoryview]
+
+
+class _Blob(msgspec.Struct, array_like=True):
     memories: list[msgspec.Raw]
     users: list[str]
     sessions: list[str]
@@ -76,7 +86,7 @@ def encode(data: SegmentData) -> bytes:
         records = [mem.encoded(i) for i in range(n)]
     else:
         records = [msgspec.Raw(_ENCODER.encode(mem[i])) for i in range(n)]
-    return _ENCODER.encode(_RawBlob(records, data.users, data.sessions, data.terms, arrays))
+    return _ENCODER.encode(_Blob(records, data.users, data.sessions, data.terms, arrays))
 
 
 def decode(blob: bytes | bytearray) -> SegmentData | None:
