@@ -130,7 +130,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: A keyword hit whose query words are all in its question sentences counts this share of its
     #: score (0..1; 1 = off), before the relative floor.
     recall_question_factor: float = 0.5
-    #: Byte budget of the per-process recall cache (least recently used owners are evicted).
+    #: Byte budget of the per-process recall cache (least recently used owners are evicted; an
+    #: owner above the whole budget is still answered, evicting the others; ~1.5 KB per memory).
     recall_cache_mb: int = 512
     #: A recall probes the change feed first when it was last read longer ago than this (ms;
     #: sooner whenever another process committed); access counters may lag by this much.

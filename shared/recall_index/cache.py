@@ -20,7 +20,10 @@
   ``shared.store.connection.transaction`` on the store's writer) marks the cache stale, so
   this process's next recall reads the feed first.
 * Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
-  owners are evicted first (the owner being answered is never evicted).
+  owners are evicted first. The owner being loaded, the global partition and the two most
+  recently used owners are never evicted, so an owner larger than the whole budget is still
+  loaded and answered (with the global partition): it evicts every other owner, and is evicted
+  by the next loads of other owners.
 * An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
   reloaded on its next use.
 """
@@ -35,6 +38,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from shared.models import GLOBAL_OWNER
 from shared.recall_index import snapshot
 from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder
 from shared.recall_index.feed import RecallSource
@@ -341,11 +345,19 @@ class OwnerCache:
         return out
 
     def _evict(self, keep: str) -> None:
+        """Evict least recently used owners until under budget.
+
+        Never evicted: ``keep``, the global partition and the two most recently used owners. A
+        request searches its owner and the global partition: evicting one of them to make room
+        for the other, when an owner is above the budget, would reload one on every request.
+        """
         total = self.nbytes
-        for owner_id in list(self.owners):
+        order = list(self.owners)
+        protected = {keep, GLOBAL_OWNER, *order[-2:]}
+        for owner_id in order:
             if total <= self.budget_bytes:
                 break
-            if owner_id != keep:
+            if owner_id not in protected:
                 total -= self.owners.pop(owner_id).nbytes()
 
     def forget(self, memory_ids: list[int]) -> None:

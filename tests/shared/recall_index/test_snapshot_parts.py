@@ -17,9 +17,11 @@ from typing import Any
 import numpy as np
 
 from shared.models import NewMemory, Scope
-from shared.recall_index import KeywordIndex, build_keyword_index
+from shared.recall_index import KeywordIndex, bm25_params, build_keyword_index
 from shared.recall_index import snapshot as snap
 from shared.recall_index.builder import SegmentBuilder, analyse_rows
+from shared.recall_index.cache import OwnerCache
+from shared.recall_index.feed import SqliteSource
 from shared.recall_index.segment import SegmentData
 from shared.settings import Settings, load_settings
 from shared.store import Store, recall_rows
@@ -197,3 +199,28 @@ async def test_chunked_analysis_equals_one_shot(tmp_path: Path) -> None:
         assert np.array_equal(chunked.cols[name], whole.cols[name]), name
     assert [chunked.memories[i] for i in range(50)] == [r.memory for r in rows]
     assert snap.decode(snap.encode(chunked)) is not None
+
+
+async def test_owner_above_the_cache_budget_is_still_answered(tmp_path: Path) -> None:
+    store, config = await _open(tmp_path, 30)
+    await store.writes.upsert(NewMemory(owner_id="global", content="Caroline support group rules"))
+    now = time.time()
+    cache = OwnerCache(
+        SqliteSource(store.reader, store.path, shared_with_writer=False),
+        bm25_params(config),
+        budget_bytes=1,  # every owner is above the budget
+    )
+    index = KeywordIndex(cache)
+    try:
+        for owner in ("o1", "o2", "o1"):
+            scope = Scope(owner_id=owner)
+            hits = await index.search(
+                KeywordSearch(scope=scope, query="support group", limit=5, now=now)
+            )
+            assert {m.owner_id for m, _ in hits} == {owner, "global"}
+            # the owner just answered and the global partition stay; every other owner is evicted
+            assert set(cache.owners) == {owner, "global"}
+        assert cache.loads == 4  # o1, global, o2, o1 again (global never reloaded)
+    finally:
+        await index.close()
+        await store.close()
