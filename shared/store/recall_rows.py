@@ -282,15 +282,30 @@ async def save_snapshot(
 
     Stored unless the feed holds a change of that owner after ``seq`` (other than access
     counters): then the rows it was made from may already be deleted or edited, and their text
-    must not come back at rest. The manifest row and every part are written in one transaction
-    (the owner's previous parts are replaced). Returns whether it was stored.
+    must not come back at rest. The owner's previous snapshot is deleted first, each part is
+    written in its own short transaction (a 1 GB snapshot in one transaction would hold the
+    write lock for longer than other writers' busy timeout), and the manifest last, in one
+    transaction with that check; when the check fails the parts are deleted again. A reader
+    that meets parts without a manifest, or a manifest with other parts, ignores them (the
+    checksums). Returns whether it was stored.
 
     Raises:
         StoreError: the database failed.
     """
     view = memoryview(blob)
     parts = [view[i : i + part_bytes] for i in range(0, len(blob), max(1, part_bytes))]
+    drop_parts = "DELETE FROM recall_snapshot_parts WHERE owner_id = ?"
     with store_errors("writing a recall snapshot"):
+        async with transaction(conn, notify=False):
+            await conn.execute("DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
+            await conn.execute(drop_parts, (owner_id,))
+        for part, data in enumerate(parts):
+            async with transaction(conn, notify=False):
+                await conn.execute(
+                    "INSERT OR REPLACE INTO recall_snapshot_parts (owner_id, part, data) "
+                    "VALUES (?, ?, ?)",
+                    (owner_id, part, data),
+                )
         async with transaction(conn, notify=False):
             cur = await conn.execute(
                 "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
@@ -300,16 +315,8 @@ async def save_snapshot(
             )
             stored = cur.rowcount
             await cur.close()
-            if stored:
-                # REPLACE fires no delete trigger (recursive_triggers is off): drop old parts here
-                await conn.execute(
-                    "DELETE FROM recall_snapshot_parts WHERE owner_id = ?", (owner_id,)
-                )
-                for part, data in enumerate(parts):
-                    await conn.execute(
-                        "INSERT INTO recall_snapshot_parts (owner_id, part, data) VALUES (?, ?, ?)",
-                        (owner_id, part, data),
-                    )
+            if not stored:
+                await conn.execute(drop_parts, (owner_id,))
     return bool(stored)
 
 

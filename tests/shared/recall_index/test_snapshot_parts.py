@@ -224,3 +224,29 @@ async def test_owner_above_the_cache_budget_is_still_answered(tmp_path: Path) ->
     finally:
         await index.close()
         await store.close()
+
+
+async def test_parts_without_a_manifest_are_dropped_by_a_delete(tmp_path: Path) -> None:
+    store, config = await _open(tmp_path, 40)
+    now = time.time()
+    try:
+        await _stored_in_parts(store, config, now)
+        # a save interrupted after its parts (e.g. a crash before the manifest)
+        async with transaction(store.writer, notify=False):
+            await store.writer.execute("DELETE FROM recall_snapshots WHERE owner_id = 'o1'")
+            await store.writer.execute(
+                "INSERT INTO recall_snapshot_parts (owner_id, part, data) VALUES ('o1', 0, 'x')"
+            )
+        sql = "SELECT COUNT(*) FROM recall_snapshot_parts WHERE owner_id = 'o1'"
+        assert await _one(store, sql) == 1
+        public = await _one(store, "SELECT public_id FROM memories WHERE owner_id = 'o1'")
+        await store.writes.delete(public)
+        assert await _one(store, sql) == 0
+        # a save over a newer change leaves no part behind
+        seq = await recall_rows.feed_head(store.reader) - 1
+        assert not await recall_rows.save_snapshot(
+            store.writer, "o1", seq, snap.FORMAT, b"y" * 2000, part_bytes=512
+        )
+        assert await _one(store, sql) == 0
+    finally:
+        await store.close()
