@@ -15,6 +15,7 @@ term's postings and frequencies are exactly those of a one-shot analysis of all 
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +37,14 @@ from shared.recall_index.segment import (
 from shared.recall_index.visibility import TYPE_CODE, expires_value
 from shared.store.recall_rows import IndexedRow
 
-__all__ = ["LOAD_CHUNK", "LazyMemories", "SegmentBuilder", "analyse_rows", "build_segment"]
+__all__ = [
+    "LOAD_CHUNK",
+    "LazyMemories",
+    "SegmentBuilder",
+    "analyse_rows",
+    "build_segment",
+    "trim_heap",
+]
 
 LOAD_CHUNK = 5000
 """Rows per chunk of a cold load (one read and one analysis step each)."""
@@ -188,6 +196,20 @@ class SegmentBuilder:
 
 def _cat(arrays: list[npt.NDArray[Any]], dtype: Any) -> npt.NDArray[Any]:
     return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
+
+
+def trim_heap() -> None:
+    """Return the C heap's free pages to the OS (glibc ``malloc_trim(0)``; no-op elsewhere).
+
+    A load from rows frees gigabytes of short-lived chunk data (token strings, row tuples,
+    temporaries) that glibc keeps mapped: at 1M memories the process kept 3.3 GB of RSS for an
+    index estimated at 1.5 GB, 1.4 GB after a trim. ctypes releases the GIL during the call.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.malloc_trim(0)
 
 
 def analyse_rows(docs: Sequence[IndexedRow]) -> SegmentData:

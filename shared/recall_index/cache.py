@@ -40,7 +40,7 @@ from typing import Any
 
 from shared.models import GLOBAL_OWNER
 from shared.recall_index import snapshot
-from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder
+from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder, trim_heap
 from shared.recall_index.feed import RecallSource
 from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
 from shared.recall_index.segment import Bm25Params, segment_from
@@ -287,7 +287,10 @@ class OwnerCache:
             index.build_cpu_ms = (cpu + time.thread_time() - start) * 1000
             # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
             small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
-            return index, snapshot.encode(data) if small else b""
+            blob = snapshot.encode(data) if small else b""
+            del data
+            trim_heap()  # the chunks' freed memory, kept mapped by the allocator otherwise
+            return index, blob
 
         index, blob = await asyncio.to_thread(build)
         if 0 < len(blob) <= snapshot.MAX_BYTES:
