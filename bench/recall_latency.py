@@ -13,7 +13,7 @@ product's write path (``MemoryStore.upsert_many``) and reused: the caller owner 
 * cold: time to answer the first query of an owner whose index is not cached (feed read, owner
   load, index build in a worker thread, search), median of 3 fresh engines, and the build's CPU
   time: ``rows`` with no stored snapshot (rows read and analysed), ``snap`` from the owner
-  snapshot the previous load stored;
+  snapshot the previous load stored (once each above 100k memories), with the peak RSS so far;
 * keyword: recall p50/p99 (wall) and CPU ms per query with a warm cache (``exact`` strategy);
 * hybrid (``--hybrid``): the same with the static embedding table and sqlite-vec (vectors are
   written once, through the engine, on first use of the database);
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -51,6 +52,8 @@ STATIC_TABLE = Path(__file__).resolve().parents[1] / "data" / "models" / "minilm
 CALLER = "caller"
 OTHERS = 9
 OTHER_SIZE = 1000
+BIG = 100_000
+"""Above this many memories each kind of cold load is measured once, not three times."""
 
 
 def bench_settings(db: str, **overrides: object) -> Settings:
@@ -127,6 +130,11 @@ def rss_mb() -> float:
     return int(line.split()[1]) / 1024
 
 
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (MB; ``ru_maxrss``, KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 async def warm(store: Store, settings: Settings, qs: list[str]) -> tuple[float, float, float, int]:
     """(p50 ms, p99 ms, CPU ms per query, cache bytes) of recall with a warm cache."""
     http = httpx.AsyncClient()
@@ -154,24 +162,31 @@ async def run_size(n: int, args: argparse.Namespace, qs: list[str]) -> tuple[flo
         t0 = time.perf_counter()
         await seed(store, n)
         print(f"  seeded {n:,} memories in {time.perf_counter() - t0:.1f} s", flush=True)
-    keyword = bench_settings(db, embedding_source="none", retrieval_strategy="exact")
+    # the cache budget must hold the owner (about 1.5 KB per memory, see the README)
+    budget = max(512, n * 2 // 1000)
+    keyword = bench_settings(
+        db, embedding_source="none", retrieval_strategy="exact", recall_cache_mb=budget
+    )
     line = f"{n:>9,} | cold"
     base = rss_mb()
+    runs = 3 if n <= BIG else 1
     for rows in (True, False) if args.cold else ():
-        colds = [await cold(store, keyword, qs[i], rows=rows) for i in range(3)]
+        colds = [await cold(store, keyword, qs[i], rows=rows) for i in range(runs)]
         kind = "snap" if all(c[2] for c in colds) else "rows" if rows else "snap(none)"
         line += (
             f" {kind} {pct([c[0] for c in colds], 0.5):7.1f} ms "
             f"(CPU {pct([c[1] for c in colds], 0.5):6.1f})"
         )
+        print(f"  {line} [peak rss {peak_rss_mb():.0f} MB]", flush=True)
     p50, p99, cpu, held = await warm(store, keyword, qs)
     line += f" | keyword p50 {p50:6.2f} p99 {p99:6.2f} ms, CPU {cpu:5.2f} ms/q"
     if args.hybrid:
-        hybrid = bench_settings(db, embedding_source="static")
+        hybrid = bench_settings(db, embedding_source="static", recall_cache_mb=budget)
         await ensure_vectors(store, hybrid)
         h50, h99, hcpu, _ = await warm(store, hybrid, qs)
         line += f" | hybrid static p50 {h50:6.2f} p99 {h99:6.2f} ms, CPU {hcpu:5.2f} ms/q"
     line += f" | rss {rss_mb():6.0f} MB (+{rss_mb() - base:.0f}), cache {held / 2**20:6.0f} MB"
+    line += f", peak rss {peak_rss_mb():.0f} MB"
     print(line, flush=True)
     await store.close()
     return p50, cpu

@@ -134,7 +134,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: For a query asking when (English), a recalled memory stating a relative time ("last
     #: week") counts this multiple of its fused score (1..10; 1 = off; shared.time_cues).
     recall_when_factor: float = 1.5
-    #: Byte budget of the per-process recall cache (least recently used owners are evicted).
+    #: Byte budget of the per-process recall cache (least recently used owners are evicted; an
+    #: owner above the whole budget is still answered, evicting the others; ~1.5 KB per memory).
     recall_cache_mb: int = 512
     #: A recall probes the change feed first when it was last read longer ago than this (ms;
     #: sooner whenever another process committed); access counters may lag by this much.

@@ -1,14 +1,13 @@
 """The per-process keyword recall cache: owner indexes kept fresh from the change feed.
 
-* Cold owner: its stored snapshot (:mod:`shared.recall_index.snapshot`: analysed rows and the
-  feed sequence they reflect) is decoded and indexed in a worker thread, then the feed after that
-  sequence is applied; without a usable snapshot its rows are read in one read transaction (with
-  the feed sequence they reflect), analysed and indexed in a worker thread
-  (:func:`shared.recall_index.segment.analyse_rows`), and a new snapshot is stored in the
-  background. Memories' request-path features (:mod:`shared.recall_index.prepared`) come with
-  the snapshot; without them (or with another redaction configuration's) they are prepared in a
-  worker thread after the load and the snapshot stored again. The event loop never runs a
-  build; concurrent requests for the same owner share one load.
+* Cold owner: its stored snapshot (:mod:`shared.recall_index.snapshot`: analysed rows and the feed
+  sequence they reflect) is decoded and indexed in a worker thread, then the feed after that
+  sequence is applied; without a usable snapshot the feed head is read, then its rows in rowid
+  chunks, each analysed in a worker thread while the next is read
+  (:class:`shared.recall_index.builder.SegmentBuilder`), the feed after that head is applied, and a
+  new snapshot is stored in the background. Memories' request-path features come with the
+  snapshot, else are prepared in the background (:mod:`shared.recall_index.preparing`). The event
+  loop never runs a build; concurrent requests for the same owner share one load.
 * Freshness: every recall reflects every write committed (by any process) before it started.
   :meth:`OwnerCache.fresh` answers from the cache at once only while the source's change hint
   (SQLite: the wal-index header, which every commit of every process rewrites) equals the one
@@ -22,7 +21,10 @@
   ``shared.store.connection.transaction`` on the store's writer) marks the cache stale, so
   this process's next recall reads the feed first.
 * Bounds: the indexes' estimated bytes stay under ``budget_bytes``; the least recently used
-  owners are evicted first (the owner being answered is never evicted).
+  owners are evicted first. The owner being loaded, the global partition and the two most
+  recently used owners are never evicted, so an owner larger than the whole budget is still
+  loaded and answered (with the global partition): it evicts every other owner, and is evicted
+  by the next loads of other owners.
 * An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
   reloaded on its next use.
 """
@@ -37,11 +39,14 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Coroutine
 from typing import Any
 
+from shared.models import GLOBAL_OWNER
 from shared.recall_index import snapshot
 from shared.recall_index.feed import RecallSource
-from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
+from shared.recall_index.loading import from_rows, from_snapshot
+from shared.recall_index.owner import OwnerIndex
 from shared.recall_index.prepared import Preparer
-from shared.recall_index.segment import Bm25Params, SegmentData, analyse_rows, segment_from
+from shared.recall_index.preparing import PREPARE_INLINE
+from shared.recall_index.segment import Bm25Params
 from shared.store.recall_rows import Change
 
 log = logging.getLogger("mnemogate.recall_index")
@@ -58,10 +63,6 @@ PRUNE_AGE_S = 3600.0
 """Changes older than this are pruned (a process idle for longer rebuilds its cache)."""
 PRUNE_KEEP = 10_000
 """The newest changes are always kept."""
-PREPARE_INLINE = 32
-"""Changed memories of an owner prepared inline by a feed read (~3 ms; more: rendered by recall)."""
-SNAPSHOT_LAG = 20_000
-"""A stored snapshot further behind the applied feed than this is ignored (rebuilt from rows)."""
 
 
 class OwnerCache:
@@ -150,7 +151,7 @@ class OwnerCache:
             self._hint = hint
         if started - self._pruned_at > PRUNE_EVERY_S:
             self._pruned_at = started
-            self._spawn(self._prune())
+            self.spawn(self._prune())
 
     async def _watch(self) -> None:
         """Read the feed whenever the change hint moves.
@@ -240,12 +241,12 @@ class OwnerCache:
         return await asyncio.shield(task)
 
     async def _load(self, owner_id: str) -> OwnerIndex:
-        index = await self._from_snapshot(owner_id)
+        index = await from_snapshot(self, owner_id)
         if index is None:
-            index = await self._from_rows(owner_id)
+            index = await from_rows(self, owner_id)
         async with self._lock:
             if 0 <= index.seq < self.applied:  # changes between the snapshot and what was applied
-                caught = await self._changes_between(index.seq, self.applied)
+                caught = await self.changes_between(index.seq, self.applied)
                 self.owners[owner_id] = index
                 await self._apply([c for c in caught if c.owner_id == owner_id])
             else:
@@ -254,98 +255,15 @@ class OwnerCache:
             self._evict(keep=owner_id)
         return self.owners.get(owner_id, index)
 
-    async def _from_rows(self, owner_id: str) -> OwnerIndex:
-        """Read, analyse and index every row of the owner; store a snapshot in the background."""
-        seq, raw = await self.source.snapshot(owner_id)
-
-        prepare = self.prepare
-
-        def build() -> tuple[OwnerIndex, SegmentData, bytes]:
-            cpu = time.thread_time()
-            data = analyse_rows(self.source.decode(raw))
-            index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
-            index.prepare = prepare
-            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
-            # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
-            small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
-            return index, data, snapshot.encode(data) if small else b""
-
-        index, data, blob = await asyncio.to_thread(build)
-        if 0 < len(blob) <= snapshot.MAX_BYTES:
-            self._spawn(self._save(owner_id, seq, blob))
-        if prepare is not None:  # prepared (and stored again) in the background
-            self._spawn(self._prepare_later(index, data, prepare))
-        return index
-
-    async def _from_snapshot(self, owner_id: str) -> OwnerIndex | None:
-        """The owner from its stored snapshot, or None when there is none usable.
-
-        Unusable: another format, older than the pruned feed, more than
-        :data:`SNAPSHOT_LAG` changes behind, a catch-up that would outgrow the delta
-        (:meth:`OwnerIndex.needs_rebuild`), or undecodable. Features prepared under another
-        preparer fingerprint than :attr:`prepare`'s (a redaction configuration change) are
-        dropped and prepared again in the background (:meth:`_prepare_later`).
-        """
-        stored = await self.source.load_snapshot(owner_id)
-        if stored is None or stored[1] != snapshot.FORMAT:
-            return None
-        seq, _, blob = stored
-        if self.applied - seq > SNAPSHOT_LAG or seq + 1 < await self.source.tail():
-            return None
-
-        prepare = self.prepare
-
-        def build() -> tuple[OwnerIndex, SegmentData] | None:
-            cpu = time.thread_time()
-            data = snapshot.decode(blob)
-            if data is None:
-                return None
-            if prepare is None or data.prepared_fp != prepare.fingerprint:
-                data.prepared, data.prepared_fp = None, ""
-            index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
-            index.prepare = prepare
-            index.build_cpu_ms = (time.thread_time() - cpu) * 1000
-            index.from_snapshot = True
-            return index, data
-
-        built = await asyncio.to_thread(build)
-        if built is None:
-            return None
-        index, data = built
-        caught = await self._changes_between(seq, max(seq, self.applied))
-        churn = {c.memory_id for c in caught if c.owner_id == owner_id and c.op != "a"}
-        if len(churn) > max(REBUILD_MIN, REBUILD_SHARE * len(index.segment)):
-            return None
-        if prepare is not None and data.prepared is None:
-            self._spawn(self._prepare_later(index, data, prepare))
-        return index
-
-    async def _prepare_later(self, index: OwnerIndex, data: SegmentData, prepare: Preparer) -> None:
-        """Prepare every memory of a loaded owner in a worker thread, then store its snapshot.
-
-        Until it is done, recall renders this owner's lines on the fly. The store refuses the
-        snapshot when the owner changed since; one estimated above the limit is not encoded.
-        """
-        small = index.seg_bytes <= 2 * snapshot.MAX_BYTES  # the estimate is ~2x a blob's size
-        try:
-            prepared, blob = await asyncio.to_thread(
-                snapshot.prepare_all, data, prepare, with_blob=small
-            )
-        except Exception:  # a cache: recall keeps rendering this owner's lines on the fly
-            log.warning("preparing recalled lines failed", exc_info=True)
-            return
-        index.segment.prepared, index.segment.prepared_fp = prepared, prepare.fingerprint
-        index.seg_bytes = index.segment.nbytes()
-        if 0 < len(blob) <= snapshot.MAX_BYTES:
-            await self._save(index.owner_id, index.seq, blob)
-
-    async def _save(self, owner_id: str, seq: int, blob: bytes) -> None:
+    async def save(self, owner_id: str, seq: int, blob: bytes) -> None:
+        """Store an owner's snapshot blob taken at feed sequence ``seq``; never raises."""
         try:
             await self.source.save_snapshot(owner_id, seq, snapshot.FORMAT, blob)
         except Exception:  # a cache: the next cold load builds from rows again
             log.warning("storing a recall snapshot failed", exc_info=True)
 
-    async def _changes_between(self, after: int, upto: int) -> list[Change]:
+    async def changes_between(self, after: int, upto: int) -> list[Change]:
+        """The feed's changes with ``after < seq <= upto``, oldest first (StoreError)."""
         out: list[Change] = []
         while after < upto:
             batch = await self.source.since(after, FEED_BATCH)
@@ -357,11 +275,19 @@ class OwnerCache:
         return out
 
     def _evict(self, keep: str) -> None:
+        """Evict least recently used owners until under budget.
+
+        Never evicted: ``keep``, the global partition and the two most recently used owners. A
+        request searches its owner and the global partition: evicting one of them to make room
+        for the other, when an owner is above the budget, would reload one on every request.
+        """
         total = self.nbytes
-        for owner_id in list(self.owners):
+        order = list(self.owners)
+        protected = {keep, GLOBAL_OWNER, *order[-2:]}
+        for owner_id in order:
             if total <= self.budget_bytes:
                 break
-            if owner_id != keep:
+            if owner_id not in protected:
                 total -= self.owners.pop(owner_id).nbytes()
 
     def forget(self, memory_ids: list[int]) -> None:
@@ -370,7 +296,8 @@ class OwnerCache:
             for memory_id in memory_ids:
                 index.remove(memory_id)
 
-    def _spawn(self, coro: Coroutine[Any, Any, object]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, object]) -> None:
+        """Run ``coro`` in the background (awaited by :meth:`settle`, cancelled by close)."""
         task: asyncio.Task[object] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

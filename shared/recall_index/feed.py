@@ -3,8 +3,8 @@
 :class:`RecallSource` is the whole interface the in-memory index needs, so a networked store of
 record could feed it later (a log-shipping or CDC stream instead of the ``memory_changes``
 table): a monotonically increasing sequence of ``(seq, memory_id, owner_id, op)`` changes, the
-oldest sequence still available, a consistent snapshot of one owner with the sequence it
-reflects, and point reads of current rows. :class:`SqliteSource` implements it over a dedicated
+oldest sequence still available, one owner's rows in chunks read after a sequence they reflect
+at least, and point reads of current rows. :class:`SqliteSource` implements it over a dedicated
 connection to the SQLite store (so loads never queue behind the request path's reads). See
 docs/ARCHITECTURE.md, "Recall engine".
 """
@@ -51,11 +51,15 @@ class RecallSource(Protocol):
     async def since(self, after: int, limit: int) -> list[Change]:
         """Changes with ``seq > after``, oldest first, at most ``limit``."""
 
-    async def snapshot(self, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
-        """``(head, raw rows)`` of one owner, consistent with each other."""
+    async def owner_rows(self, owner_id: str, after_id: int, limit: int) -> list[Sequence[Any]]:
+        """Up to ``limit`` raw rows of one owner with memory id > ``after_id``, by id.
+
+        A load reads :meth:`head` first, then the rows in such chunks: each row reflects at
+        least that head (a change after it is applied again after the load, idempotently).
+        """
 
     def decode(self, rows: Sequence[Sequence[Any]]) -> list[IndexedRow]:
-        """Decode :meth:`snapshot` rows (CPU only; called off the event loop)."""
+        """Decode :meth:`owner_rows` rows (CPU only; called off the event loop)."""
 
     async def rows(self, ids: Sequence[int]) -> dict[int, IndexedRow]:
         """Current rows of these memory ids (deleted ones absent)."""
@@ -66,8 +70,8 @@ class RecallSource(Protocol):
     async def prune(self, older_than: float, keep_last: int) -> int:
         """Drop changes older than ``older_than`` (unix s), keeping the newest ``keep_last``."""
 
-    async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes] | None:
-        """``(seq, format, blob)`` of the owner's stored snapshot, or None (none or unsupported)."""
+    async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes | bytearray] | None:
+        """``(seq, format, blob)`` of the owner's stored snapshot, or None (none or not whole)."""
 
     async def save_snapshot(self, owner_id: str, seq: int, fmt: str, blob: bytes) -> bool:
         """Store a snapshot unless the owner changed after ``seq``; whether it was stored."""
@@ -81,18 +85,19 @@ class SqliteSource:
 
     :class:`RecallSource` over the store's SQLite file, through the store's reader connection
     (its own aiosqlite thread, so the event loop never waits on SQLite; no extra connection to
-    close). A snapshot is one read transaction (a WAL snapshot) on that connection; with a
-    ``:memory:`` store, whose reader is also its writer, the feed head is read before the rows
-    instead (a change landing in between is applied again later, which is idempotent).
+    close). A cold load reads the feed head, then the owner's rows in rowid chunks (index
+    ``memories_owner_rowid``, migration 0012), each its own statement, so feed reads for other
+    owners interleave with a long load; a change landing in between is applied again after the
+    load, which is idempotent. ``shared_with_writer``: the reader is also the writer (a
+    ``:memory:`` store).
     """
 
     def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
         self.conn = conn
         self.path = None if path == ":memory:" else path
         self.shared_with_writer = shared_with_writer
-        # One explicit transaction at a time on the connection, and no feed read inside one:
-        # a statement run while a snapshot's read transaction is open would see that snapshot,
-        # not the commits made since (a change missed although committed before the read).
+        # One request at a time on the connection (feed reads, row chunks, snapshot parts), so
+        # no feed read ever runs inside another caller's explicit transaction.
         self._txn = asyncio.Lock()
         self._peek: Any = None  # read-only probe connection, opened on first use
         self._hint = CommitHint(path)
@@ -131,13 +136,10 @@ class SqliteSource:
         async with self._txn:
             return await recall_rows.changes_since(self.conn, after, limit)
 
-    async def snapshot(self, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
-        """See :meth:`RecallSource.snapshot`."""
+    async def owner_rows(self, owner_id: str, after_id: int, limit: int) -> list[Sequence[Any]]:
+        """See :meth:`RecallSource.owner_rows`."""
         async with self._txn:
-            if self.shared_with_writer:
-                head = await recall_rows.feed_head(self.conn)
-                return head, await recall_rows.rows_of_owner(self.conn, owner_id)
-            return await recall_rows.load_owner(self.conn, owner_id)
+            return await recall_rows.owner_rows(self.conn, owner_id, after_id, limit)
 
     def decode(self, rows: Sequence[Sequence[Any]]) -> list[IndexedRow]:
         """See :meth:`RecallSource.decode`."""
@@ -158,11 +160,12 @@ class SqliteSource:
         async with self._txn:
             return await recall_rows.prune_changes(self.conn, older_than, keep_last)
 
-    async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes] | None:
+    async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes | bytearray] | None:
         """See :meth:`RecallSource.load_snapshot` (None for a ``:memory:`` store)."""
         if self.path is None:
             return None
-        return await recall_rows.load_snapshot(self.conn, owner_id)
+        async with self._txn:
+            return await recall_rows.load_snapshot(self.conn, owner_id)
 
     async def save_snapshot(self, owner_id: str, seq: int, fmt: str, blob: bytes) -> bool:
         """See :meth:`RecallSource.save_snapshot` (never for a ``:memory:`` store)."""

@@ -19,8 +19,6 @@ the owner is rebuilt.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -28,10 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.models import Memory
-from shared.recall_index.analysis import analyse_many, context_text
 from shared.recall_index.prepared import Prepared, prepared_bytes
-from shared.recall_index.visibility import TYPE_CODE, expires_value
-from shared.store.recall_rows import IndexedRow
 
 __all__ = [
     "COLUMNS",
@@ -40,11 +35,9 @@ __all__ = [
     "PreparedSeq",
     "Segment",
     "SegmentData",
-    "analyse_rows",
-    "build_segment",
-    "doc_columns",
     "segment_from",
     "tf_factor",
+    "touched_at",
 ]
 
 
@@ -95,39 +88,6 @@ COLUMNS = {
     "touched": np.float64,
 }
 """Per-document columns (besides ``alive``) and their dtypes; see :func:`visible_mask`."""
-
-
-def doc_columns(
-    memories: Sequence[Memory],
-) -> tuple[dict[str, npt.NDArray[Any]], list[str], list[str]]:
-    """``(columns, users, sessions)`` of ``memories``.
-
-    :data:`COLUMNS`, and the user and session ids in code order (code ``i + 1`` is ``users[i]``;
-    0 = none).
-    """
-    users, sessions = (
-        _codes([m.user_id for m in memories]),
-        _codes([m.session_id for m in memories]),
-    )
-    n = len(memories)
-    cols: dict[str, npt.NDArray[Any]] = {
-        "ids": np.fromiter((m.id for m in memories), dtype=np.int64, count=n),
-        "user": np.fromiter(
-            (users[m.user_id] if m.user_id else 0 for m in memories), dtype=np.int32, count=n
-        ),
-        "session": np.fromiter(
-            (sessions[m.session_id] if m.session_id else 0 for m in memories),
-            dtype=np.int32,
-            count=n,
-        ),
-        "expires": np.fromiter(
-            (expires_value(m.expires_at) for m in memories), dtype=np.float64, count=n
-        ),
-        "type": np.fromiter((TYPE_CODE[m.type] for m in memories), dtype=np.int8, count=n),
-        "access": np.fromiter((m.access_count for m in memories), dtype=np.int32, count=n),
-        "touched": np.fromiter((_touched(m) for m in memories), dtype=np.float64, count=n),
-    }
-    return cols, list(users), list(sessions)
 
 
 class Segment:
@@ -203,7 +163,7 @@ class Segment:
         )
         self.memories[pos] = m
         self.cols["access"][pos] = access_count
-        self.cols["touched"][pos] = _touched(m)
+        self.cols["touched"][pos] = touched_at(m)
 
     def nbytes(self) -> int:
         """Approximate memory held: arrays plus the texts and records."""
@@ -225,16 +185,9 @@ _EMPTY_I: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
 _EMPTY_F: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
 
 
-def _touched(m: Memory) -> float:
+def touched_at(m: Memory) -> float:
+    """The ``touched`` column of ``m``: last access, else creation (unix seconds)."""
     return float(m.last_accessed_at if m.last_accessed_at is not None else m.created_at)
-
-
-def _codes(values: Iterable[str | None]) -> dict[str, int]:
-    codes: dict[str, int] = {}
-    for v in values:
-        if v and v not in codes:
-            codes[v] = len(codes) + 1
-    return codes
 
 
 class SegmentData(msgspec.Struct):
@@ -243,10 +196,12 @@ class SegmentData(msgspec.Struct):
     Per (term, document) pair, in term-id then position order: ``post_doc`` (int32 position),
     ``tf_own``/``tf_ctx`` (float32 occurrences in the memory's text / its context); per term
     (ids by first occurrence) ``terms`` and ``term_start`` (int64, ``len(terms) + 1``); per
-    document ``own_len``/``ctx_len`` (int32 token counts) and :func:`doc_columns`; per document
-    its ``prepared`` features (None when not prepared) made by the preparer whose fingerprint is
-    ``prepared_fp``. This is what an owner snapshot stores
-    (:mod:`shared.recall_index.snapshot`): a load skips the analysis and the preparation.
+    document ``own_len``/``ctx_len`` (int32 token counts) and :data:`COLUMNS` (user and session
+    ids as codes: code ``i + 1`` is ``users[i]``, 0 = none), built by
+    :class:`shared.recall_index.builder.SegmentBuilder`; per document its ``prepared`` features
+    (None when not prepared) made by the preparer whose fingerprint is ``prepared_fp``. This is
+    what an owner snapshot stores (:mod:`shared.recall_index.snapshot`): a load skips the
+    analysis and the preparation.
     """
 
     memories: Memories
@@ -264,63 +219,29 @@ class SegmentData(msgspec.Struct):
     prepared_fp: str = ""
 
 
-def analyse_rows(docs: Sequence[IndexedRow]) -> SegmentData:
-    """Analyse memory rows with their search fields (CPU only; run it off the event loop).
-
-    Cost: per-token work in C (:func:`analyse_many`), then numpy sorts over (term, doc) pairs.
-    Not prepared (:func:`shared.recall_index.snapshot.prepare_all` adds the features).
-    """
-    own, own_len = analyse_many([row.search_text for row in docs])
-    ctx, ctx_len = analyse_many([context_text(row.context) for row in docs])
-    vocab: dict[str, int] = {}
-    for term in itertools.chain(own, ctx):
-        if term not in vocab:
-            vocab[term] = len(vocab)
-    n = max(1, len(docs))
-    doc_ids = np.arange(len(docs), dtype=np.int64)
-    tid = np.fromiter(
-        map(vocab.__getitem__, itertools.chain(own, ctx)), dtype=np.int64, count=len(own) + len(ctx)
-    )
-    did = np.concatenate([np.repeat(doc_ids, own_len), np.repeat(doc_ids, ctx_len)])
-    in_ctx = np.concatenate([np.zeros(len(own)), np.ones(len(ctx))])
-    pairs, inverse = np.unique(tid * n + did, return_inverse=True)
-    tf_ctx = np.bincount(inverse, weights=in_ctx, minlength=len(pairs))
-    tf_own = np.bincount(inverse, minlength=len(pairs)) - tf_ctx
-    counts = np.bincount(pairs // n, minlength=len(vocab))
-    term_start = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(counts, out=term_start[1:])
-    memories = [row.memory for row in docs]
-    return SegmentData(
-        memories,
-        *doc_columns(memories),
-        list(vocab),
-        term_start,
-        (pairs % n).astype(np.int32),
-        tf_own.astype(np.float32),
-        tf_ctx.astype(np.float32),
-        np.asarray(own_len, dtype=np.int32),
-        np.asarray(ctx_len, dtype=np.int32),
-    )
+WEIGHT_STEP = 1 << 18
+"""Postings weighed per numpy step in :func:`segment_from` (temporaries of a few MB that stay in
+cache, instead of several arrays as large as all postings: at 1M memories, 45M postings, the
+one-shot version spent 29 s wall / 6 s CPU mostly faulting in fresh 360 MB temporaries)."""
 
 
 def segment_from(data: SegmentData, p: Bm25Params) -> Segment:
     """The searchable segment of analysed rows with parameters ``p`` (vectorised, O(postings))."""
     lengths = data.own_len.astype(np.float64) + data.ctx_len
     avgdl = float(lengths.mean()) if len(lengths) else 1.0
-    f = data.tf_own.astype(np.float64) + p.context_weight * data.tf_ctx.astype(np.float64)
-    w = tf_factor(f, lengths[data.post_doc], avgdl, p)
+    w = np.empty(len(data.post_doc), dtype=np.float32)
+    for s in range(0, len(w), WEIGHT_STEP):
+        e = s + WEIGHT_STEP
+        f = data.tf_own[s:e].astype(np.float64)
+        f += p.context_weight * data.tf_ctx[s:e].astype(np.float64)
+        w[s:e] = tf_factor(f, lengths[data.post_doc[s:e]], avgdl, p)
     return Segment(
         data.memories,
         dict(zip(data.terms, range(len(data.terms)), strict=True)),
-        (data.term_start, data.post_doc, w.astype(np.float32)),
+        (data.term_start, data.post_doc, w),
         avgdl,
         data.cols,
         data.users,
         data.sessions,
         (data.prepared, data.prepared_fp),
     )
-
-
-def build_segment(docs: Sequence[IndexedRow], p: Bm25Params) -> Segment:
-    """Index memory rows: :func:`segment_from` of :func:`analyse_rows` (CPU only)."""
-    return segment_from(analyse_rows(docs), p)

@@ -1,17 +1,18 @@
 """Owner snapshots: an owner's analysed rows, encoded once, so a cold load skips the analysis.
 
-A snapshot is :class:`shared.recall_index.segment.SegmentData` (memory records, per-document
-filter columns, terms, postings with raw term frequencies, document lengths; no BM25 parameter is
-baked in) as one MessagePack blob (msgspec; numpy arrays as raw little-endian bytes), stored by
-the store with the change-feed sequence its rows reflect. It is a cache: a load decodes it,
-builds the segment with the current parameters and applies the feed after that sequence; a
-snapshot of another :data:`FORMAT`, one older than the pruned feed, or one that fails to decode
-is ignored and the owner is built from its rows (and a new snapshot written). A memory record is
-decoded only when a search returns it (:class:`LazyMemories`), and so are its prepared features
-(:mod:`shared.recall_index.prepared`: block line, echo features; kept with the fingerprint of
-the preparer that made them), so a load costs the arrays, the vocabulary and the BM25 weights:
-~15 ms of CPU at 10,000 memories against ~300 ms for the analysis and ~1 s for the preparation
-it replaces.
+A snapshot is :class:`shared.recall_index.segment.SegmentData` (memory records, per-document filter
+columns, terms, postings with raw term frequencies, document lengths; no BM25 parameter is baked
+in) as one MessagePack blob (msgspec; numpy arrays as raw little-endian bytes), stored by the store
+with the change-feed sequence its rows reflect (in parts of at most 64 MB with a checksummed
+manifest, :func:`shared.store.recall_rows.save_snapshot`, so an owner of 1M memories has one too).
+It is a cache: a load decodes it, builds the segment with the current parameters and applies the
+feed after that sequence; a snapshot of another :data:`FORMAT`, one older than the pruned feed, one
+with a part missing or corrupt, or one that fails to decode is ignored and the owner is built from
+its rows (and a new snapshot written). A memory record is decoded only when a search returns it
+(:class:`LazyMemories`), and so are its prepared features (:mod:`shared.recall_index.prepared`:
+block line, echo features; kept with the fingerprint of the preparer that made them), so a load
+costs the arrays, the vocabulary and the BM25 weights: ~15 ms of CPU at 10,000 memories against
+~300 ms for the analysis and ~1 s for the preparation it replaces.
 """
 
 from __future__ import annotations
@@ -24,20 +25,24 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.models import Memory
+from shared.recall_index.builder import LazyMemories
 from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import COLUMNS, SegmentData
 
 __all__ = ["FORMAT", "MAX_BYTES", "LazyMemories", "LazyPrepared", "decode", "encode", "prepare_all"]
 
-ANALYSIS_VERSION = 2
-"""Bump when :mod:`shared.recall_index.analysis` or the blob layout changes."""
+ANALYSIS_VERSION = 3
+"""Bump when :mod:`shared.recall_index.analysis` or the blob layout changes (2: stored in parts,
+migration 0012; 3: prepared features)."""
 FORMAT = (
     f"seg{ANALYSIS_VERSION}-"
     + hashlib.sha256(",".join(Memory.__struct_fields__).encode()).hexdigest()[:12]
 )
 """Snapshot encoding version: the analysis version and :class:`Memory`'s field list."""
-MAX_BYTES = 256 * 1024 * 1024
-"""Larger snapshots are not written (SQLite's blob limit is 1 GB; ~100 MB per 100k memories)."""
+MAX_BYTES = 4 * 1024 * 1024 * 1024
+"""Larger snapshots are not written (~1 GB per 1M memories of LoCoMo-sized text; the store keeps
+a snapshot in parts of :data:`shared.store.recall_rows.PART_BYTES`, so SQLite's 1 GB blob limit
+does not apply)."""
 
 _ARRAYS = {
     "term_start": "<i8",
@@ -50,47 +55,26 @@ _ARRAYS = {
 """Array fields of :class:`SegmentData` and their stored dtypes."""
 
 
+class _RawBlob(msgspec.Struct, array_like=True):
+    """A decoded blob: records and arrays are views into the blob (no copy)."""
+
+    memories: list[msgspec.Raw]
+    users: list[str]
+    sessions: list[str]
+    terms: list[str]
+    arrays: dict[str, memoryview]
+    prepared: list[msgspec.Raw] | None
+    prepared_fp: str
+
+
 class _Blob(msgspec.Struct, array_like=True):
-    memories: list[Memory]
+    memories: list[msgspec.Raw]
     users: list[str]
     sessions: list[str]
     terms: list[str]
     arrays: dict[str, bytes]
     prepared: list[Prepared] | None
     prepared_fp: str
-
-
-class _RawBlob(msgspec.Struct, array_like=True):
-    memories: list[msgspec.Raw]
-    users: list[str]
-    sessions: list[str]
-    terms: list[str]
-    arrays: dict[str, bytes]
-    prepared: list[msgspec.Raw] | None
-    prepared_fp: str
-
-
-class LazyMemories:
-    """Memory records by position, each decoded from its MessagePack bytes on first access."""
-
-    _decoder = msgspec.msgpack.Decoder(Memory)
-
-    def __init__(self, raw: list[msgspec.Raw], nbytes: int) -> None:
-        self.raw = raw
-        self.done: list[Memory | None] = [None] * len(raw)
-        self.nbytes = nbytes  # the records keep the whole blob they were decoded from alive
-
-    def __len__(self) -> int:
-        return len(self.raw)
-
-    def __getitem__(self, pos: int, /) -> Memory:
-        memory = self.done[pos]
-        if memory is None:
-            memory = self.done[pos] = self._decoder.decode(self.raw[pos])
-        return memory
-
-    def __setitem__(self, pos: int, memory: Memory, /) -> None:
-        self.done[pos] = memory
 
 
 class LazyPrepared:
@@ -122,11 +106,16 @@ def encode(data: SegmentData) -> bytes:
     arrays.update(
         {f"col.{c}": data.cols[c].astype(np.dtype(t)).tobytes() for c, t in COLUMNS.items()}
     )
-    n = len(data.memories)
+    mem = data.memories
+    n = len(mem)
+    if isinstance(mem, LazyMemories):
+        records = [mem.encoded(i) for i in range(n)]
+    else:
+        records = [msgspec.Raw(_ENCODER.encode(mem[i])) for i in range(n)]
     prepared = data.prepared
     return _ENCODER.encode(
         _Blob(
-            [data.memories[i] for i in range(n)],
+            records,
             data.users,
             data.sessions,
             data.terms,
@@ -153,7 +142,7 @@ def prepare_all(
     return prepared, encode(ready)
 
 
-def decode(blob: bytes) -> SegmentData | None:
+def decode(blob: bytes | bytearray) -> SegmentData | None:
     """The data of an :func:`encode` blob, or None when it is not a consistent one."""
     try:
         b = _DECODER.decode(blob)

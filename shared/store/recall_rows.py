@@ -8,6 +8,7 @@ without another query. See docs/ARCHITECTURE.md, "Recall engine".
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -141,35 +142,14 @@ async def prune_changes(conn: aiosqlite.Connection, older_than: float, keep_last
     return int(deleted)
 
 
-async def load_owner(conn: aiosqlite.Connection, owner_id: str) -> tuple[int, list[Sequence[Any]]]:
-    """Every memory row of ``owner_id``.
+async def owner_rows(
+    conn: aiosqlite.Connection, owner_id: str, after_id: int, limit: int
+) -> list[Sequence[Any]]:
+    """Up to ``limit`` memory rows of ``owner_id`` with rowid > ``after_id``, by rowid (undecoded).
 
-    Every memory row of ``owner_id`` (undecoded: decode them with :func:`decode_rows` off the
-    event loop) and the feed head they reflect, read in ONE read transaction (a WAL snapshot), so
-    no change can fall between the head and the rows.
-
-    Raises:
-        StoreError: the database failed.
-    """
-    with store_errors("loading an owner's memories"):
-        await conn.execute("BEGIN")
-        try:
-            head_rows = list(
-                await conn.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM memory_changes")
-            )
-            rows = list(
-                await conn.execute_fetchall(
-                    f"SELECT {LOAD_COLUMNS} FROM memories WHERE owner_id = ? ORDER BY id",
-                    (owner_id,),
-                )
-            )
-        finally:
-            await conn.execute("COMMIT")
-    return int(head_rows[0][0]), list(rows)
-
-
-async def rows_of_owner(conn: aiosqlite.Connection, owner_id: str) -> list[Sequence[Any]]:
-    """Every memory row of ``owner_id`` (undecoded), outside any explicit transaction.
+    A cold load reads an owner in such chunks (one indexed range scan each, no transaction held
+    across them), after reading the feed head: a row changed between two chunks is re-read when
+    the feed's change after that head is applied.
 
     Raises:
         StoreError: the database failed.
@@ -177,7 +157,9 @@ async def rows_of_owner(conn: aiosqlite.Connection, owner_id: str) -> list[Seque
     with store_errors("loading an owner's memories"):
         return list(
             await conn.execute_fetchall(
-                f"SELECT {LOAD_COLUMNS} FROM memories WHERE owner_id = ? ORDER BY id", (owner_id,)
+                f"SELECT {LOAD_COLUMNS} FROM memories WHERE owner_id = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (owner_id, after_id, limit),
             )
         )
 
@@ -226,8 +208,32 @@ async def access_by_id(
     return out
 
 
-async def load_snapshot(conn: aiosqlite.Connection, owner_id: str) -> tuple[int, str, bytes] | None:
+PART_BYTES = 64 * 1024 * 1024
+"""Bytes per stored snapshot part (SQLite's blob limit is 1 GB; one part is read at a time)."""
+
+
+def _manifest(parts: Sequence[memoryview]) -> bytes:
+    """``{"parts": n, "size": total, "crc32": [...]}`` of ``parts`` (JSON, UTF-8)."""
+    return msgspec.json.encode(
+        {"parts": len(parts), "size": sum(map(len, parts)), "crc32": [zlib.crc32(p) for p in parts]}
+    )
+
+
+class _Manifest(msgspec.Struct):
+    parts: int
+    size: int
+    crc32: list[int]
+
+
+async def load_snapshot(
+    conn: aiosqlite.Connection, owner_id: str
+) -> tuple[int, str, bytearray] | None:
     """``(seq, format, blob)`` of ``owner_id``'s recall snapshot, or None.
+
+    The blob is reassembled from its parts (migration 0012) into one buffer, one part read at a
+    time (peak memory: the blob plus one part). None when there is no snapshot or it is not
+    whole: a part missing, of another length, or failing its CRC-32 (e.g. replaced or deleted
+    while it was read; the caller rebuilds the owner from its rows).
 
     Raises:
         StoreError: the database failed.
@@ -238,32 +244,79 @@ async def load_snapshot(conn: aiosqlite.Connection, owner_id: str) -> tuple[int,
                 "SELECT seq, format, data FROM recall_snapshots WHERE owner_id = ?", (owner_id,)
             )
         )
-    return (int(rows[0][0]), str(rows[0][1]), bytes(rows[0][2])) if rows else None
+        if not rows:
+            return None
+        try:
+            manifest = msgspec.json.decode(bytes(rows[0][2]), type=_Manifest)
+        except msgspec.DecodeError:
+            return None
+        if manifest.parts != len(manifest.crc32) or manifest.size < 0:
+            return None
+        blob = bytearray(manifest.size)
+        at = 0
+        for part, crc in enumerate(manifest.crc32):
+            got = list(
+                await conn.execute_fetchall(
+                    "SELECT data FROM recall_snapshot_parts WHERE owner_id = ? AND part = ?",
+                    (owner_id, part),
+                )
+            )
+            data = bytes(got[0][0]) if got else None
+            if data is None or zlib.crc32(data) != crc or at + len(data) > len(blob):
+                return None
+            blob[at : at + len(data)] = data
+            at += len(data)
+    return (int(rows[0][0]), str(rows[0][1]), blob) if at == len(blob) else None
 
 
 async def save_snapshot(
-    conn: aiosqlite.Connection, owner_id: str, seq: int, fmt: str, blob: bytes
+    conn: aiosqlite.Connection,
+    owner_id: str,
+    seq: int,
+    fmt: str,
+    blob: bytes,
+    *,
+    part_bytes: int = PART_BYTES,
 ) -> bool:
-    """Store ``owner_id``'s snapshot as of feed sequence ``seq``.
+    """Store ``owner_id``'s snapshot as of feed sequence ``seq``, in parts of ``part_bytes``.
 
-    Store ``owner_id``'s snapshot as of feed sequence ``seq``, unless the feed holds a change of
-    that owner after ``seq`` (other than access counters): then the rows it was made from may
-    already be deleted or edited, and their text must not come back at rest. Returns whether it
-    was stored.
+    Stored unless the feed holds a change of that owner after ``seq`` (other than access
+    counters): then the rows it was made from may already be deleted or edited, and their text
+    must not come back at rest. The owner's previous snapshot is deleted first, each part is
+    written in its own short transaction (a 1 GB snapshot in one transaction would hold the
+    write lock for longer than other writers' busy timeout), and the manifest last, in one
+    transaction with that check; when the check fails the parts are deleted again. A reader
+    that meets parts without a manifest, or a manifest with other parts, ignores them (the
+    checksums). Returns whether it was stored.
 
     Raises:
         StoreError: the database failed.
     """
+    view = memoryview(blob)
+    parts = [view[i : i + part_bytes] for i in range(0, len(blob), max(1, part_bytes))]
+    drop_parts = "DELETE FROM recall_snapshot_parts WHERE owner_id = ?"
     with store_errors("writing a recall snapshot"):
+        async with transaction(conn, notify=False):
+            await conn.execute("DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
+            await conn.execute(drop_parts, (owner_id,))
+        for part, data in enumerate(parts):
+            async with transaction(conn, notify=False):
+                await conn.execute(
+                    "INSERT OR REPLACE INTO recall_snapshot_parts (owner_id, part, data) "
+                    "VALUES (?, ?, ?)",
+                    (owner_id, part, data),
+                )
         async with transaction(conn, notify=False):
             cur = await conn.execute(
                 "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
                 "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_changes "
                 "WHERE seq > ? AND owner_id = ? AND op != 'a')",
-                (owner_id, seq, fmt, blob, seq, owner_id),
+                (owner_id, seq, fmt, _manifest(parts), seq, owner_id),
             )
             stored = cur.rowcount
             await cur.close()
+            if not stored:
+                await conn.execute(drop_parts, (owner_id,))
     return bool(stored)
 
 

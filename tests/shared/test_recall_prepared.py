@@ -21,7 +21,7 @@ from shared.memory_render import preparer_for
 from shared.models import NewMemory, Scope
 from shared.recall_flow import recall_block
 from shared.recall_index import snapshot
-from shared.recall_index.cache import PREPARE_INLINE
+from shared.recall_index.preparing import PREPARE_INLINE
 from shared.retrieval import retention_of
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings, load_settings

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.models import Memory
-from shared.recall_index.segment import Bm25Params, build_segment
+from shared.recall_index.builder import build_segment
+from shared.recall_index.segment import Bm25Params
 from shared.recall_index.topk import dense_top, pruned_top
 from shared.store.recall_rows import IndexedRow
 

@@ -1,0 +1,122 @@
+"""Loading an owner's index: from its stored snapshot, else from its rows in chunks.
+
+The two load paths of :class:`shared.recall_index.cache.OwnerCache` (its module docstring says
+when each runs). Builds run in worker threads, never on the event loop; snapshots are stored and
+features prepared in the background through the cache's :meth:`~OwnerCache.spawn`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from shared.recall_index import snapshot
+from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder, trim_heap
+from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
+from shared.recall_index.preparing import prepare_later, usable_prepared
+from shared.recall_index.segment import SegmentData, segment_from
+
+if TYPE_CHECKING:
+    from shared.recall_index.cache import OwnerCache
+
+__all__ = ["SNAPSHOT_LAG", "from_rows", "from_snapshot"]
+
+SNAPSHOT_LAG = 20_000
+"""A stored snapshot further behind the applied feed than this is ignored (rebuilt from rows)."""
+
+
+async def from_rows(self: OwnerCache, owner_id: str) -> OwnerIndex:
+    """Read, analyse and index every row of the owner; store a snapshot in the background.
+
+    The feed head is read first, then the rows in rowid order, :data:`LOAD_CHUNK` at a
+    time, each chunk analysed in a worker thread while the next is read (a change committed
+    meanwhile has a sequence above the head and is applied after the load); only the
+    compact analysis of each chunk is kept (:class:`SegmentBuilder`).
+    """
+    cpu = 0.0
+    seq = await self.source.head()
+    builder = SegmentBuilder()
+
+    def add(raw: Sequence[Any]) -> float:
+        start = time.thread_time()
+        builder.add(self.source.decode(raw))
+        return time.thread_time() - start
+
+    raw = await self.source.owner_rows(owner_id, 0, LOAD_CHUNK)
+    while raw:
+        nxt = None
+        if len(raw) == LOAD_CHUNK:  # read the next chunk while this one is analysed
+            after = int(raw[-1][0])
+            nxt = asyncio.ensure_future(self.source.owner_rows(owner_id, after, LOAD_CHUNK))
+        try:
+            cpu += await asyncio.to_thread(add, raw)
+        except BaseException:
+            if nxt is not None:
+                nxt.cancel()
+            raise
+        raw = await nxt if nxt is not None else []
+
+    prepare = self.prepare
+
+    def build() -> tuple[OwnerIndex, SegmentData, bytes]:
+        start = time.thread_time()
+        data = builder.finish()
+        index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
+        index.prepare = prepare
+        index.build_cpu_ms = (cpu + time.thread_time() - start) * 1000
+        # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
+        small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
+        blob = snapshot.encode(data) if small else b""
+        trim_heap()  # the chunks' freed memory, kept mapped by the allocator otherwise
+        return index, data, blob
+
+    index, data, blob = await asyncio.to_thread(build)
+    if 0 < len(blob) <= snapshot.MAX_BYTES:
+        self.spawn(self.save(owner_id, seq, blob))
+    if prepare is not None:  # prepared (and stored again) in the background
+        self.spawn(prepare_later(index, data, prepare, self.save))
+    return index
+
+
+async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:
+    """The owner from its stored snapshot, or None when there is none usable.
+
+    Unusable: another format, older than the pruned feed, more than
+    :data:`SNAPSHOT_LAG` changes behind, a catch-up that would outgrow the delta
+    (:meth:`OwnerIndex.needs_rebuild`), or undecodable. Features prepared under another
+    preparer than :attr:`prepare` are dropped and prepared again in the background.
+    """
+    stored = await self.source.load_snapshot(owner_id)
+    if stored is None or stored[1] != snapshot.FORMAT:
+        return None
+    seq, _, blob = stored
+    if self.applied - seq > SNAPSHOT_LAG or seq + 1 < await self.source.tail():
+        return None
+
+    prepare = self.prepare
+
+    def build() -> tuple[OwnerIndex, SegmentData] | None:
+        cpu = time.thread_time()
+        data = snapshot.decode(blob)
+        if data is None:
+            return None
+        usable_prepared(data, prepare)
+        index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
+        index.prepare = prepare
+        index.build_cpu_ms = (time.thread_time() - cpu) * 1000
+        index.from_snapshot = True
+        return index, data
+
+    built = await asyncio.to_thread(build)
+    if built is None:
+        return None
+    index, data = built
+    caught = await self.changes_between(seq, max(seq, self.applied))
+    churn = {c.memory_id for c in caught if c.owner_id == owner_id and c.op != "a"}
+    if len(churn) > max(REBUILD_MIN, REBUILD_SHARE * len(index.segment)):
+        return None
+    if prepare is not None and data.prepared is None:
+        self.spawn(prepare_later(index, data, prepare, self.save))
+    return index

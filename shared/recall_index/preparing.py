@@ -1,0 +1,70 @@
+"""Background preparation of a loaded owner's request-path features.
+
+A memory's block line and echo features (:mod:`shared.recall_index.prepared`) come with an owner's
+snapshot. An owner loaded from its rows, or from a snapshot prepared under another redaction
+configuration (preparer fingerprint), has none: :func:`prepare_later` prepares every memory in a
+worker thread and stores the snapshot again with them; until then recall renders that owner's
+lines on the fly. Memories changed later are prepared as they enter the delta, a few per feed
+read (:data:`PREPARE_INLINE`), so the event loop never prepares a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from shared.recall_index import snapshot
+from shared.recall_index.owner import OwnerIndex
+from shared.recall_index.prepared import Preparer
+from shared.recall_index.segment import SegmentData
+
+log = logging.getLogger("mnemogate.recall_index")
+
+__all__ = ["PREPARE_INLINE", "PREPARE_MAX_DOCS", "prepare_later", "usable_prepared"]
+
+PREPARE_INLINE = 32
+"""Changed memories of an owner prepared inline by a feed read (~3 ms; more: rendered by recall)."""
+PREPARE_MAX_DOCS = 250_000
+"""Larger owners are not prepared in the background (~0.1 ms per memory: 25 s of CPU at this
+size); recall renders their lines on the fly, memoised per process."""
+
+
+def usable_prepared(data: SegmentData, prepare: Preparer | None) -> bool:
+    """Keep ``data``'s prepared features only when ``prepare`` made them; True when kept.
+
+    Features of another preparer fingerprint (another redaction configuration) are dropped from
+    ``data`` in place, so they are never served.
+    """
+    if prepare is None or data.prepared_fp != prepare.fingerprint:
+        data.prepared, data.prepared_fp = None, ""
+    return data.prepared is not None
+
+
+async def prepare_later(
+    index: OwnerIndex,
+    data: SegmentData,
+    prepare: Preparer,
+    save: Callable[[str, int, bytes], Awaitable[None]],
+) -> None:
+    """Prepare every memory of a loaded owner in a worker thread, then store its snapshot.
+
+    ``save(owner_id, seq, blob)`` stores it (the store refuses a snapshot when the owner changed
+    since; one estimated above :data:`shared.recall_index.snapshot.MAX_BYTES` is not encoded).
+    Owners above :data:`PREPARE_MAX_DOCS` are left unprepared. Never raises: a failure leaves
+    recall rendering this owner's lines on the fly.
+    """
+    if len(index.segment) > PREPARE_MAX_DOCS:
+        return
+    small = index.seg_bytes <= 2 * snapshot.MAX_BYTES  # the estimate is ~2x a blob's size
+    try:
+        prepared, blob = await asyncio.to_thread(
+            snapshot.prepare_all, data, prepare, with_blob=small
+        )
+    except Exception:  # a cache: recall keeps rendering this owner's lines on the fly
+        log.warning("preparing recalled lines failed", exc_info=True)
+        return
+    index.segment.prepared, index.segment.prepared_fp = prepared, prepare.fingerprint
+    index.seg_bytes = index.segment.nbytes()
+    if 0 < len(blob) <= snapshot.MAX_BYTES:
+        await save(index.owner_id, index.seq, blob)
