@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 import numpy as np
@@ -40,11 +40,14 @@ from shared.store.recall_rows import IndexedRow
 __all__ = [
     "LOAD_CHUNK",
     "LazyMemories",
+    "LazyRecords",
     "SegmentBuilder",
     "analyse_rows",
     "build_segment",
     "trim_heap",
 ]
+
+T = TypeVar("T")
 
 LOAD_CHUNK = 5000
 """Rows per chunk of a cold load (one read and one analysis step each)."""
@@ -53,7 +56,29 @@ RECORD_OVERHEAD = 80
 slots), counted in :attr:`LazyMemories.nbytes`."""
 
 
-class LazyMemories:
+class LazyRecords(Generic[T]):
+    """Records by position, each decoded from its MessagePack bytes on first access.
+
+    ``raw``: the records' MessagePack bytes (views into a snapshot blob or a chunk's buffer);
+    ``decoder``: a msgspec decoder of one record type.
+    """
+
+    def __init__(self, raw: list[msgspec.Raw], decoder: msgspec.msgpack.Decoder[T]) -> None:
+        self.raw = raw
+        self.decoder = decoder
+        self.done: list[T | None] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __getitem__(self, pos: int, /) -> T:
+        record = self.done[pos]
+        if record is None:
+            record = self.done[pos] = self.decoder.decode(self.raw[pos])
+        return record
+
+
+class LazyMemories(LazyRecords[Memory]):
     """Memory records by position, each decoded from its MessagePack bytes on first access.
 
     ``raw[i]`` is the record's MessagePack encoding (``msgspec.Raw``: a view into a snapshot
@@ -64,18 +89,8 @@ class LazyMemories:
     _decoder = msgspec.msgpack.Decoder(Memory)
 
     def __init__(self, raw: list[msgspec.Raw], nbytes: int) -> None:
-        self.raw = raw
-        self.done: list[Memory | None] = [None] * len(raw)
+        super().__init__(raw, self._decoder)
         self.nbytes = nbytes
-
-    def __len__(self) -> int:
-        return len(self.raw)
-
-    def __getitem__(self, pos: int, /) -> Memory:
-        memory = self.done[pos]
-        if memory is None:
-            memory = self.done[pos] = self._decoder.decode(self.raw[pos])
-        return memory
 
     def __setitem__(self, pos: int, memory: Memory, /) -> None:
         self.done[pos] = memory

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.models import Memory
-from shared.recall_index.builder import LazyMemories
+from shared.recall_index.builder import LazyMemories, LazyRecords
 from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import COLUMNS, SegmentData
 
@@ -77,23 +77,13 @@ class _Blob(msgspec.Struct, array_like=True):
     prepared_fp: str
 
 
-class LazyPrepared:
+class LazyPrepared(LazyRecords[Prepared]):
     """Prepared features by position, each decoded from its MessagePack bytes on first access."""
 
     _decoder = msgspec.msgpack.Decoder(Prepared)
 
     def __init__(self, raw: list[msgspec.Raw]) -> None:
-        self.raw = raw
-        self.done: list[Prepared | None] = [None] * len(raw)
-
-    def __len__(self) -> int:
-        return len(self.raw)
-
-    def __getitem__(self, pos: int, /) -> Prepared:
-        prepared = self.done[pos]
-        if prepared is None:
-            prepared = self.done[pos] = self._decoder.decode(self.raw[pos])
-        return prepared
+        super().__init__(raw, self._decoder)
 
 
 _ENCODER = msgspec.msgpack.Encoder()
