@@ -33,9 +33,13 @@ from shared.fts_query import query_terms
 #: not named may cover at most ``1 - MARGIN`` of the target.
 MARGIN = 0.5
 #: Suffixes stripped by :func:`stem`, longest first (English, German, French and Spanish
-#: inflections; a crude, deterministic Porter-like rule, see Porter 1980 "An algorithm for
-#: suffix stripping").
-_SUFFIXES = ("ing", "ed", "es", "en", "er", "os", "as", "s", "e", "n", "o", "a")
+#: inflections, and the noun endings that pair a noun with its verb: "preference" / "prefer",
+#: "employment" / "employed"; a crude, deterministic Porter-like rule, see Porter 1980 "An
+#: algorithm for suffix stripping").
+_SUFFIXES = (
+    "ences", "ances", "ments", "ions", "ence", "ance", "ment", "ing", "ion",
+    "ed", "es", "en", "er", "os", "as", "s", "e", "n", "o", "a",
+)  # fmt: skip
 #: Shortest stem :func:`stem` leaves.
 _MIN_STEM = 3
 #: Most terms taken from a memory's text (content + key).
@@ -116,13 +120,20 @@ def target_stems(target: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: Member of :func:`text_stems` when the text holds a digit (no stem has this form).
+HAS_NUMBER = "#number"
+
+
 def text_stems(text: str) -> frozenset[str]:
     """Stems of every search term of a text.
 
     Stems of every search term of ``text`` (stop words included: coverage only looks up the target's
-    stems in this set). Pure.
+    stems in this set), plus :data:`HAS_NUMBER` when the text holds a digit. Pure.
     """
-    return frozenset(stem(t) for t in query_terms(text, max_terms=_MAX_MEMORY_TERMS))
+    stems = {stem(t) for t in query_terms(text, max_terms=_MAX_MEMORY_TERMS)}
+    if any(ch.isdigit() for ch in text):
+        stems.add(HAS_NUMBER)
+    return frozenset(stems)
 
 
 def memory_stems(content: str, key: str) -> frozenset[str]:
@@ -142,9 +153,10 @@ def hash_stems(stems: Iterable[str]) -> tuple[str, ...]:
 
 #: Topic words that a memory about the topic rarely says, with words that show the topic instead
 #: ("forget my address" names "I live at 42 Baker Street", which never says "address"). Only
-#: signs specific enough to delete by: a street word is an address; "live" is not ("my sister
-#: lives in Oslo"), nor a word whose stem is an everyday word elsewhere (Spanish "calle" stems to
-#: "call", German "Gasse" to "gas"). Compounds ("Hauptstraße") are not recognised.
+#: signs specific enough to delete by: a street word next to a number is an address ("Wall
+#: Street", "Abbey Road" alone are not); "live" is not ("my sister lives in Oslo"), nor a word
+#: whose stem is an everyday word elsewhere (Spanish "calle" stems to "call", German "Gasse" to
+#: "gas"). Compounds ("Hauptstraße") are not recognised.
 _TOPIC_SIGNS_TEXT: dict[str, str] = {
     "address adresse anschrift dirección direccion indirizzo": (
         "street road avenue boulevard straße strasse rue avenida postcode postleitzahl"
@@ -170,11 +182,16 @@ def search_stems(target: Sequence[str]) -> tuple[str, ...]:
 
 
 def _present(target_stem: str, stems: frozenset[str]) -> bool:
-    """True when ``stems`` hold ``target_stem`` or, for a topic word, one of its signs."""
+    """True when ``stems`` hold ``target_stem`` or, for a topic word, one of its signs.
+
+    A sign counts only beside a number (a house number, a postcode): "42 Baker Street".
+    """
     if target_stem in stems:
         return True
     signs = _TOPIC_SIGNS.get(target_stem)
-    return signs is not None and not signs.isdisjoint(stems)
+    if signs is None or signs.isdisjoint(stems):
+        return False
+    return HAS_NUMBER in stems
 
 
 def coverage(target: Sequence[str], stems: frozenset[str]) -> float:

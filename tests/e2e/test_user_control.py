@@ -113,6 +113,28 @@ def test_a_forgotten_fact_and_its_turn_stay_out_of_the_forget_request(
     wait(lambda: not any("walnut" in c for c in contents(gw, key)), "the forget job")
 
 
+def test_a_forget_request_does_not_learn_what_it_forgets_from_its_own_history(
+    gateway_factory, upstream
+) -> None:
+    """The statement and the forget of it arrive in one request: nothing of it is stored."""
+    gw = gateway_factory(**SLOW_OK)
+    key, secret = gw.create_key("f-history")
+    messages = [
+        {"role": "user", "content": "I prefer walnut bread"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "Actually, forget my bread preference"},
+    ]
+    resp = httpx.post(
+        gw.base_url + CHAT,
+        headers={"authorization": f"Bearer {secret}"},
+        json={"model": "m", "messages": messages},
+        timeout=20,
+    )
+    assert resp.status_code == 200 and resp.headers["x-mnemogate-memory-forget"] == "queued"
+    teach(gw, secret, key, "I prefer green tea")  # a later request's learning has run
+    assert not any("walnut" in c for c in contents(gw, key)), contents(gw, key)
+
+
 def test_statements_and_dismissals_delete_nothing(gateway_factory, upstream) -> None:
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f2")

@@ -31,7 +31,15 @@ PARTIAL = Item("User's phone is an old Nokia")
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("works", "work"), ("working", "worked"), ("numbers", "number"), ("Adresse", "adresse")],
+    [
+        ("works", "work"),
+        ("working", "worked"),
+        ("numbers", "number"),
+        ("Adresse", "adresse"),
+        ("preference", "prefer"),
+        ("preferences", "prefers"),
+        ("employment", "employed"),
+    ],
 )
 def test_stem_merges_inflections(a: str, b: str) -> None:
     assert stem(a) == stem(b)
@@ -102,6 +110,9 @@ def test_an_address_is_named_by_its_street_word(target: str, memory: str) -> Non
         "I pay too much for gas",
         "I play in an orchestra",
         "I work at a bakery",
+        "I work on Wall Street",
+        "My favourite bar is on Abbey Road",
+        "I grew up on Sesame Street",
     ],
 )
 def test_an_address_target_leaves_other_memories_alone(memory: str) -> None:
