@@ -80,6 +80,19 @@ def _clip(text: str, max_chars: int) -> str:
     return " ".join(text.split())[:max_chars]
 
 
+def without_turns(context: str, turns: Sequence[str], max_chars: int = MAX_NEIGHBOUR_CHARS) -> str:
+    """``context`` without the lines that hold one of ``turns``.
+
+    Lines as :func:`neighbour_context` wrote them (whitespace collapsed, cut to ``max_chars``).
+    What a forget leaves of its neighbours' context: the forgotten turn's words must not keep
+    finding (and so injecting) them. Lines kept in order; pure; never raises.
+    """
+    gone = {_clip(t, max_chars) for t in turns}
+    gone.discard("")
+    kept = [line for line in context.split("\n") if _clip(line, max_chars) not in gone]
+    return "\n".join(kept)
+
+
 def chat_sequence(
     user_turns: Sequence[str], replies: Sequence[str], final_reply: str = ""
 ) -> tuple[list[str], list[int]]:

@@ -97,6 +97,35 @@ class ForgetStore:
             out.update((int(r[0]), row_to_memory(r)) for r in rows)
         return [out[i] for i in sorted(out)]
 
+    async def contexts_holding(
+        self, owner_id: str, user_id: str, text: str, limit: int = 1000
+    ) -> list[tuple[int, str]]:
+        """Memories of one owner and end user whose ``context`` contains ``text``.
+
+        Up to ``limit`` ``(rowid, context)`` pairs (a plain substring test).
+        """
+        with store_errors("finding contexts to scrub"):
+            rows = await self.conn.execute_fetchall(
+                "SELECT id, context FROM memories WHERE owner_id = ? AND user_id = ? "
+                "AND instr(context, ?) > 0 LIMIT ?",
+                (owner_id, user_id, text, limit),
+            )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    async def set_contexts(self, contexts: Sequence[tuple[int, str]]) -> None:
+        """Replace the ``context`` of each ``(rowid, context)`` in one transaction.
+
+        The change feed and the recall index see it as a change of those memories.
+        """
+        if not contexts:
+            return
+        with store_errors("scrubbing contexts"):
+            async with transaction(self.conn):
+                await self.conn.executemany(
+                    "UPDATE memories SET context = ? WHERE id = ?",
+                    [(context, rowid) for rowid, context in contexts],
+                )
+
     async def add_tombstone(
         self, owner_id: str, user_id: str, term_hashes: Sequence[str], created_at: float
     ) -> None:

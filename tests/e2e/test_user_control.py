@@ -135,6 +135,35 @@ def test_a_forget_request_does_not_learn_what_it_forgets_from_its_own_history(
     assert not any("walnut" in c for c in contents(gw, key)), contents(gw, key)
 
 
+def test_a_forgotten_turn_leaves_its_neighbours_context(gateway_factory, upstream) -> None:
+    """A forgotten turn's text is scrubbed from the context of the turns beside it: it no longer
+    finds them for the forgotten topic, and is no longer kept at rest there."""
+    gw = gateway_factory(**SLOW_OK)
+    key, secret = gw.create_key("f-context")
+    messages = [
+        {"role": "user", "content": "My sister Chiara lives in Valparaiso."},
+        {"role": "assistant", "content": "Got it."},
+        {"role": "user", "content": "I bought a kayak last summer."},
+    ]
+    resp = httpx.post(
+        gw.base_url + CHAT,
+        headers={"authorization": f"Bearer {secret}"},
+        json={"model": "m", "messages": messages},
+        timeout=20,
+    )
+    assert resp.status_code == 200
+    gw.wait_for_memories(lambda ms: any("kayak" in m.content for m in ms), key)
+    db = gw.settings.db_path
+    holding = "SELECT count(*) FROM memories WHERE context LIKE '%kayak%'"
+    assert query(db, holding)[0][0] >= 1  # the Chiara turn's context names the kayak
+    say(gw, secret, "stop remembering my kayak")
+    wait(lambda: not any("kayak" in c for c in contents(gw, key)), "the forget job")
+    assert query(db, holding)[0][0] == 0
+    assert any("Chiara" in c for c in contents(gw, key))  # the neighbour itself stays
+    say(gw, secret, "When did I buy a kayak?", {"x-mnemogate-no-learn": "1"})
+    assert "Chiara" not in sent(upstream)
+
+
 def test_statements_and_dismissals_delete_nothing(gateway_factory, upstream) -> None:
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f2")

@@ -63,3 +63,14 @@ def test_assistant_replies_keep_only_the_last_entries():
     assert assistant_replies(messages) == ["a0", "a1", "a2", "a3", "a4"]
     assert assistant_replies(messages, keep_last=2) == ["", "", "", "a3", "a4"]
     assert assistant_replies(messages, keep_last=0) == [""] * 5
+
+
+def test_without_turns_removes_only_the_forgotten_lines() -> None:
+    from shared.turn_context import without_turns
+
+    context = "My sister Chiara lives in Valparaiso.\nGot it.\nI  bought a kayak\tlast summer."
+    assert without_turns(context, ["I bought a kayak last summer."]) == (
+        "My sister Chiara lives in Valparaiso.\nGot it."
+    )
+    assert without_turns(context, ["kayak"]) == context  # whole lines only
+    assert without_turns(context, []) == context
