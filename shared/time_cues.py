@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from shared.ranking import Candidate
+from shared.recall_index.analysis import analyse, query_tokens
 
 __all__ = ["asks_when", "boost_time_cues", "states_relative_time"]
 
@@ -48,6 +49,18 @@ _WHEN_RE = re.compile(
     r"which\s+(?:year|month|day|date)\b)",
     re.IGNORECASE,
 )
+
+
+#: Index terms of the words a when-question is made of ("what year", "how long ago"): not the
+#: question's topic, so they never make a memory on-topic (:func:`boost_time_cues`).
+_TIME_TERMS = frozenset(
+    analyse("when what which date day days year years month months week weeks time how long ago")
+)
+
+
+@functools.lru_cache(maxsize=CUE_CACHE_SIZE)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(analyse(text[:MAX_CUE_CHARS]))
 
 
 def asks_when(query: str) -> bool:
@@ -87,16 +100,23 @@ def boost_time_cues(
             ``score`` ≥ 0.
         content_of: memory text by rowid; a candidate whose id is absent is left alone.
         factor: multiplier ≥ 1 for a memory whose text :func:`states_relative_time` (1 = off;
-            chosen on LoCoMo, see the README, "Recall quality").
+            chosen on LoCoMo, see the README, "Recall quality") and shares a topic word with the
+            query (a query term other than the when-words: "I moved to Berlin two years ago"
+            is not promoted for "What year did my brother go to Rome?").
 
     Returns:
         The candidates re-sorted by score (stable: equal scores keep their order). Pure.
     """
     if factor == 1.0 or not asks_when(query):
         return list(candidates)
+    topic = frozenset(query_tokens(query)) - _TIME_TERMS
+
+    def cued(text: str) -> bool:
+        return states_relative_time(text) and (not topic or not topic.isdisjoint(_terms(text)))
+
     out = [
         msgspec.structs.replace(c, score=c.score * factor)
-        if states_relative_time(content_of.get(c.memory_id, ""))
+        if cued(content_of.get(c.memory_id, ""))
         else c
         for c in candidates
     ]

@@ -13,6 +13,8 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     # English
     ("forget my phone number", "en", "forget", ["phone", "number"]),
     ("Please forget where I work", "en", "forget", ["work"]),
+    ("Can you forget where my sister lives?", "en", "forget", ["sister", "lives"]),
+    ("forget what my boss said about the budget", "en", "forget", ["boss", "budget"]),
     ("forget that my dog is called Rex", "en", "forget", ["dog", "call", "rex"]),
     ("Forget the fact that my car is red.", "en", "forget", ["car", "red"]),
     ("Can you forget my address?", "en", "forget", ["address"]),

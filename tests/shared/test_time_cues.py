@@ -51,6 +51,13 @@ def test_boost_time_cues_reorders_only_for_when_queries() -> None:
     assert boost_time_cues("When did I adopt a puppy?", hits, content, 1.0) == hits
 
 
+def test_boost_time_cues_needs_a_topic_word_besides_the_when_words() -> None:
+    content = {1: "My brother went to Rome with his band", 2: "I moved to Berlin two years ago"}
+    hits = [Candidate(1, 4.0, rank=1), Candidate(2, 3.0, rank=2)]
+    out = boost_time_cues("What year did my brother go to Rome?", hits, content, 1.5)
+    assert out == hits  # "years" is a when-word, not the question's topic
+
+
 def test_question_share_weighs_the_terms_only_asked_about() -> None:
     terms = query_tokens("How does she stay confident in business?")
     assert terms == ["stai", "confid", "busi"]
