@@ -234,12 +234,11 @@ def drop_echoes(
 
 
 def question_features(content: str) -> tuple[frozenset[str], frozenset[str]] | None:
-    """What :func:`asks_only` needs of ``content``: ``(question terms, statement terms)``.
+    """What :func:`question_share` needs of ``content``: ``(question terms, statement terms)``.
 
     The index terms of its question sentences and of its other sentences; None when the text can
-    never be asks-only (longer than :data:`MAX_ASKS_CHARS`, or no ``?``/``？``). Then
-    ``asks_only(terms, content)`` is ``set(terms)`` disjoint from the statement terms and not
-    from the question terms (:func:`asks_only_of`). Pure.
+    never ask (longer than :data:`MAX_ASKS_CHARS`, or no ``?``/``？``). A memory prepared when
+    indexed carries them (:func:`question_share_of` answers from them). Pure.
     """
     if len(content) > MAX_ASKS_CHARS or ("?" not in content and "？" not in content):
         return None
@@ -264,13 +263,6 @@ def question_share_of(
     if total <= 0.0:
         return 0.0
     return sum(max(weights[t], 0.0) for t in in_question - in_statement) / total
-
-
-def asks_only_of(
-    terms: Collection[str], features: tuple[Collection[str], Collection[str]] | None
-) -> bool:
-    """:func:`asks_only` from a text's :func:`question_features` (same answer, no analysis)."""
-    return question_share_of(dict.fromkeys(terms, 1.0), features) >= 1.0
 
 
 def sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:

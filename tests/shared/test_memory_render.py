@@ -13,7 +13,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.echo import _Query, asks_only, asks_only_of, is_echo
+from shared.echo import _Query, is_echo, question_share, question_share_of
 from shared.memory_block import RecalledMemory, memory_line
 from shared.memory_render import MemoryPreparer, preparer_for
 from shared.models import Memory, MemoryCategory
@@ -80,9 +80,9 @@ def test_the_prepared_line_is_memory_line_of_the_redacted_content(
 def test_prepared_echo_features_answer_like_the_text(query: str, content: str) -> None:
     prepared = MemoryPreparer(None)(_memory(content, 0.0, ""))
     assert _Query(query).echoed_by(content, prepared.asked) == is_echo(query, content)
-    terms = query_tokens(query)
+    weights = dict.fromkeys(query_tokens(query), 1.0)
     features = None if prepared.q_terms is None else (prepared.q_terms, prepared.s_terms)
-    assert asks_only_of(terms, features) == asks_only(terms, content)
+    assert question_share_of(weights, features) == question_share(weights, content)
 
 
 def test_a_question_memory_is_prepared_with_its_features() -> None:
@@ -90,7 +90,7 @@ def test_a_question_memory_is_prepared_with_its_features() -> None:
     assert prepared.line == "- [1970-01-01] (fact) That's nice! What pet do you have?"
     assert prepared.q_terms is not None and "pet" in prepared.q_terms
     assert "nice" in prepared.s_terms
-    assert asks_only_of(["pet"], (prepared.q_terms, prepared.s_terms))
+    assert question_share_of({"pet": 1.0}, (prepared.q_terms, prepared.s_terms)) == 1.0
     question = MemoryPreparer(None)(_memory("What is my dog called?", 0.0, ""))
     assert "dog" in question.asked
     assert msgspec.msgpack.decode(msgspec.msgpack.encode(question), type=type(question)) == question
