@@ -43,6 +43,20 @@ def say(
     return resp
 
 
+def exchange(gw: GatewayHarness, secret: str, first: str, reply: str, last: str) -> httpx.Response:
+    """One request holding a user turn, the assistant's reply and a second user turn."""
+    return say(
+        gw,
+        secret,
+        last,
+        messages=[
+            {"role": "user", "content": first},
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": last},
+        ],
+    )
+
+
 def sent(upstream: FakeUpstream) -> str:
     return json.dumps(upstream.requests[-1]["messages"], ensure_ascii=False)
 
@@ -119,16 +133,8 @@ def test_a_forget_request_does_not_learn_what_it_forgets_from_its_own_history(
     """The statement and the forget of it arrive in one request: nothing of it is stored."""
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f-history")
-    messages = [
-        {"role": "user", "content": "I prefer walnut bread"},
-        {"role": "assistant", "content": "ok"},
-        {"role": "user", "content": "Actually, forget my bread preference"},
-    ]
-    resp = httpx.post(
-        gw.base_url + CHAT,
-        headers={"authorization": f"Bearer {secret}"},
-        json={"model": "m", "messages": messages},
-        timeout=20,
+    resp = exchange(
+        gw, secret, "I prefer walnut bread", "ok", "Actually, forget my bread preference"
     )
     assert resp.status_code == 200 and resp.headers["x-mnemogate-memory-forget"] == "queued"
     teach(gw, secret, key, "I prefer green tea")  # a later request's learning has run
@@ -140,16 +146,12 @@ def test_a_forgotten_turn_leaves_its_neighbours_context(gateway_factory, upstrea
     finds them for the forgotten topic, and is no longer kept at rest there."""
     gw = gateway_factory(**SLOW_OK)
     key, secret = gw.create_key("f-context")
-    messages = [
-        {"role": "user", "content": "My sister Chiara lives in Valparaiso."},
-        {"role": "assistant", "content": "Got it."},
-        {"role": "user", "content": "I bought a kayak last summer."},
-    ]
-    resp = httpx.post(
-        gw.base_url + CHAT,
-        headers={"authorization": f"Bearer {secret}"},
-        json={"model": "m", "messages": messages},
-        timeout=20,
+    resp = exchange(
+        gw,
+        secret,
+        "My sister Chiara lives in Valparaiso.",
+        "Got it.",
+        "I bought a kayak last summer.",
     )
     assert resp.status_code == 200
     gw.wait_for_memories(lambda ms: any("kayak" in m.content for m in ms), key)
