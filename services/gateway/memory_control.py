@@ -11,11 +11,13 @@ See docs/ARCHITECTURE.md, "Controlling memory".
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from services.gateway.switches import SESSION_HEADERS
 from shared.end_user import header_names, resolve_end_user
+from shared.errors import InvalidRequest
 from shared.forget_intent import ForgetIntent, detect_forget
 from shared.jobs.payloads import FORGET, ForgetPayload
 from shared.jobs.queue import JobQueue
@@ -48,6 +50,27 @@ class MemoryControl(msgspec.Struct, frozen=True, kw_only=True):
     def forget_stems(self) -> tuple[str, ...] | None:
         """The forget target's stems for the recall filter, None when nothing is forgotten."""
         return self.forget.stems if self.forget is not None else None
+
+
+def reject_conflicting_identity(raw: Sequence[tuple[bytes, bytes]], settings: Settings) -> None:
+    """Refuse a request naming its end user or session twice with different values.
+
+    ``raw``: the ASGI scope's headers (lower-case names). A proxy in front of mnemogate may add
+    an end-user header the client also sent: taking either would be a guess at whose memories
+    to use, so, as for a ``model`` named twice, the request is refused (a repeated equal value
+    is fine).
+
+    Raises:
+        InvalidRequest: code ``duplicate_header`` (HTTP 400).
+    """
+    wanted = {n.encode("latin-1") for n in (*header_names(settings), *SESSION_HEADERS)}
+    seen: dict[bytes, bytes] = {}
+    for name, value in raw:
+        if name in wanted and seen.setdefault(name, value.strip()) != value.strip():
+            raise InvalidRequest(
+                f"header {name.decode('latin-1')} is given twice with different values",
+                code="duplicate_header",
+            )
 
 
 def resolve_control(

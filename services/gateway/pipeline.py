@@ -33,6 +33,7 @@ from services.gateway.memory_control import (
     MemoryControl,
     control_headers,
     enqueue_forget,
+    reject_conflicting_identity,
     resolve_control,
 )
 from services.gateway.observe import current_request_id
@@ -217,6 +218,7 @@ async def serve(request: Request, fmt: WireFormat) -> Response:
     """Handle one request of a memory route (JSON or SSE) in format ``fmt``."""
     call = await begin(request, fmt)
     now = time.time()
+    reject_conflicting_identity(request.scope["headers"], call.state.settings)
     headers = header_map(request.scope["headers"])
     control = resolve_control(
         headers,

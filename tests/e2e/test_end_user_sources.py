@@ -93,3 +93,17 @@ def test_forget_is_honoured_with_memory_off(gateway_factory) -> None:
     assert r.status_code == 200 and r.headers["x-mnemogate-memory-forget"] == "queued"
     assert r.headers["x-mnemogate-memory-recall"] == "off"
     wait(lambda: not any("Berlin" in c for c in contents(gw, key)), "the forget job")
+
+
+def test_an_end_user_or_session_named_twice_differently_is_refused(gateway_factory) -> None:
+    gw = gateway_factory(**SLOW_OK)
+    key, secret = gw.create_key("eu-twice")
+    messages = {"messages": [{"role": "user", "content": "I live in Berlin"}]}
+    for name in (b"x-mnemogate-user", b"x-openwebui-user-id", b"x-mnemogate-session-id"):
+        r = _post(gw, secret, messages, [(name, b"alice"), (name, b"bob")])
+        assert r.status_code == 400, (name, r.text)
+        assert r.json()["error"]["code"] == "duplicate_header"
+    same = _post(gw, secret, messages, [(b"x-mnemogate-user", b"alice")] * 2)
+    assert same.status_code == 200  # the same value twice names one end user
+    wait(lambda: _users(gw, key) == {"alice"}, "alice's memory")
+    assert query(gw.settings.db_path, "SELECT count(*) FROM memories")[0][0] >= 1
