@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from shared.recall_index import snapshot
 from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder, trim_heap
 from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
-from shared.recall_index.preparing import prepare_later, usable_prepared
+from shared.recall_index.preparing import drop_foreign_prepared, prepare_later
 from shared.recall_index.segment import SegmentData, segment_from
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:
         data = snapshot.decode(blob)
         if data is None:
             return None
-        usable_prepared(data, prepare)
+        drop_foreign_prepared(data, prepare)
         index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
         index.prepare = prepare
         index.build_cpu_ms = (time.thread_time() - cpu) * 1000

@@ -21,7 +21,7 @@ from shared.recall_index.segment import SegmentData
 
 log = logging.getLogger("mnemogate.recall_index")
 
-__all__ = ["PREPARE_INLINE", "PREPARE_MAX_DOCS", "prepare_later", "usable_prepared"]
+__all__ = ["PREPARE_INLINE", "PREPARE_MAX_DOCS", "drop_foreign_prepared", "prepare_later"]
 
 PREPARE_INLINE = 32
 """Changed memories of an owner prepared inline by a feed read (~3 ms; more: rendered by recall)."""
@@ -30,15 +30,14 @@ PREPARE_MAX_DOCS = 250_000
 size); recall renders their lines on the fly, memoised per process."""
 
 
-def usable_prepared(data: SegmentData, prepare: Preparer | None) -> bool:
-    """Keep ``data``'s prepared features only when ``prepare`` made them; True when kept.
+def drop_foreign_prepared(data: SegmentData, prepare: Preparer | None) -> None:
+    """Drop ``data``'s prepared features (in place) unless ``prepare`` made them.
 
-    Features of another preparer fingerprint (another redaction configuration) are dropped from
-    ``data`` in place, so they are never served.
+    Features of another preparer fingerprint (another redaction configuration) must never be
+    served; the owner is then prepared again in the background (:func:`prepare_later`).
     """
     if prepare is None or data.prepared_fp != prepare.fingerprint:
         data.prepared, data.prepared_fp = None, ""
-    return data.prepared is not None
 
 
 async def prepare_later(

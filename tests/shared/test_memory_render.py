@@ -7,8 +7,6 @@ answers as the analysis of the text.
 
 from __future__ import annotations
 
-from typing import cast
-
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,9 +14,9 @@ from hypothesis import strategies as st
 from shared.echo import _Query, is_echo, question_share, question_share_of
 from shared.memory_block import RecalledMemory, memory_line
 from shared.memory_render import MemoryPreparer, preparer_for
-from shared.models import Memory, MemoryCategory
 from shared.recall_index.analysis import query_tokens
 from shared.sensitive import SensitiveDetector
+from tests.records import memory_record
 
 WORDS = [
     "what", "is", "my", "dog", "called", "I", "live", "in", "Berlin", "do", "you", "have",
@@ -40,36 +38,14 @@ dates = st.one_of(
 )
 
 
-def _memory(content: str, created_at: float, category: str) -> Memory:
-    # the block sanitises any category text; the store's are a fixed set
-    return Memory(
-        id=1,
-        public_id="m1",
-        owner_id="o",
-        user_id="",
-        session_id=None,
-        type="factual",
-        category=cast(MemoryCategory, category),
-        key="",
-        content=content,
-        metadata={},
-        source="test",
-        created_at=created_at,
-        updated_at=0.0,
-        expires_at=None,
-        last_accessed_at=None,
-        access_count=0,
-        relevance=1.0,
-        needs_reindex=False,
-    )
-
-
 @settings(max_examples=300, deadline=None)
 @given(texts, dates, st.text(max_size=12), detectors)
 def test_the_prepared_line_is_memory_line_of_the_redacted_content(
     content: str, created_at: float, category: str, detector: SensitiveDetector | None
 ) -> None:
-    prepared = MemoryPreparer(detector)(_memory(content, created_at, category))
+    prepared = MemoryPreparer(detector)(
+        memory_record(content=content, created_at=created_at, category=category)
+    )
     shown = content if detector is None else detector.redact(content)
     expected = memory_line(RecalledMemory(content=shown, created_at=created_at, category=category))
     assert prepared.line == expected
@@ -78,7 +54,7 @@ def test_the_prepared_line_is_memory_line_of_the_redacted_content(
 @settings(max_examples=300, deadline=None)
 @given(texts, texts)
 def test_prepared_echo_features_answer_like_the_text(query: str, content: str) -> None:
-    prepared = MemoryPreparer(None)(_memory(content, 0.0, ""))
+    prepared = MemoryPreparer(None)(memory_record(content=content, created_at=0.0, category=""))
     assert _Query(query).echoed_by(content, prepared.asked) == is_echo(query, content)
     weights = dict.fromkeys(query_tokens(query), 1.0)
     features = None if prepared.q_terms is None else (prepared.q_terms, prepared.s_terms)
@@ -86,12 +62,16 @@ def test_prepared_echo_features_answer_like_the_text(query: str, content: str) -
 
 
 def test_a_question_memory_is_prepared_with_its_features() -> None:
-    prepared = MemoryPreparer(None)(_memory("That's nice! What pet do you have?", 0.0, "fact"))
+    prepared = MemoryPreparer(None)(
+        memory_record(content="That's nice! What pet do you have?", created_at=0.0, category="fact")
+    )
     assert prepared.line == "- [1970-01-01] (fact) That's nice! What pet do you have?"
     assert prepared.q_terms is not None and "pet" in prepared.q_terms
     assert "nice" in prepared.s_terms
     assert question_share_of({"pet": 1.0}, (prepared.q_terms, prepared.s_terms)) == 1.0
-    question = MemoryPreparer(None)(_memory("What is my dog called?", 0.0, ""))
+    question = MemoryPreparer(None)(
+        memory_record(content="What is my dog called?", created_at=0.0, category="")
+    )
     assert "dog" in question.asked
     assert msgspec.msgpack.decode(msgspec.msgpack.encode(question), type=type(question)) == question
 

@@ -12,6 +12,7 @@ from shared.ranking import Candidate, memory_tokens
 from shared.retrieval import keyword_candidates, keyword_supported, select_within_budget
 from shared.store import Store
 from shared.store.memories import KeywordSearch
+from tests.records import memory_record
 
 
 @pytest.fixture
@@ -59,29 +60,6 @@ async def test_single_term_queries_are_never_pruned(store):
 DOCTOR = "Who is my doctor, do I take insulin?"
 
 
-def memory(rowid: int, content: str, user_id: str = "") -> Memory:
-    return Memory(
-        id=rowid,
-        public_id=f"mem_{rowid}",
-        owner_id="o",
-        user_id=user_id,
-        session_id=None,
-        type="episodic",
-        category="turn",
-        key=f"turn:{rowid}",
-        content=content,
-        metadata={},
-        source="capture",
-        created_at=1_700_000_000.0,
-        updated_at=1_700_000_000.0,
-        expires_at=None,
-        last_accessed_at=None,
-        access_count=0,
-        relevance=1.0,
-        needs_reindex=False,
-    )
-
-
 def select(scored: list[tuple[Memory, float]], *, max_tokens: int, max_memories: int) -> list[int]:
     candidates = [Candidate(memory_id=m.id, score=score) for m, score in scored]
     chosen = select_within_budget(
@@ -94,21 +72,25 @@ def select(scored: list[tuple[Memory, float]], *, max_tokens: int, max_memories:
 
 
 def test_same_text_owner_wide_and_end_user_copy_is_selected_once():
-    owner_wide = memory(1, DOCTOR)
-    own_copy = memory(2, "who is my  doctor, do I take INSULIN?\n", user_id="u2")
+    owner_wide = memory_record(1, DOCTOR)
+    own_copy = memory_record(2, "who is my  doctor, do I take INSULIN?\n", user_id="u2")
     assert select([(own_copy, 0.9), (owner_wide, 0.5)], max_tokens=2000, max_memories=10) == [2]
     assert select([(owner_wide, 0.9), (own_copy, 0.5)], max_tokens=2000, max_memories=10) == [1]
 
 
 def test_dropped_duplicate_takes_no_cap_slot():
-    first, copy, other = memory(1, DOCTOR), memory(2, DOCTOR, "u2"), memory(3, "Dr. Ames, yes")
+    first, copy, other = (
+        memory_record(1, DOCTOR),
+        memory_record(2, DOCTOR, user_id="u2"),
+        memory_record(3, "Dr. Ames, yes"),
+    )
     scored = [(first, 0.9), (copy, 0.8), (other, 0.7)]
     assert select(scored, max_tokens=2000, max_memories=2) == [1, 3]
 
 
 def test_dropped_duplicate_uses_no_budget():
-    first, copy = memory(1, DOCTOR), memory(2, DOCTOR, "u2")
-    other = memory(3, "Your doctor is Dr. Ames and you take insulin every morning")
+    first, copy = memory_record(1, DOCTOR), memory_record(2, DOCTOR, user_id="u2")
+    other = memory_record(3, "Your doctor is Dr. Ames and you take insulin every morning")
     # room for the first and the (bigger) other one; taking the copy would leave no room
     budget = memory_tokens(first.content) + memory_tokens(other.content)
     assert memory_tokens(other.content) > memory_tokens(copy.content)

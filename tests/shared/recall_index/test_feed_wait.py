@@ -6,27 +6,12 @@ started less than a second ago; otherwise the request goes on without memory.
 
 from __future__ import annotations
 
-import pytest
-
 from shared.models import NewMemory
 from shared.recall_flow import STALE_OK_S, _feed_waited
-from shared.recall_index import build_keyword_index
-from shared.settings import load_settings
-from shared.store import Store
 
 
-@pytest.fixture
-async def index(tmp_path):
-    path = str(tmp_path / "f.db")
-    store = await Store.open(path)
-    keywords = build_keyword_index(load_settings({}, db_path=path), store)
-    yield keywords, store
-    await keywords.close()
-    await store.close()
-
-
-async def test_a_slow_feed_read_is_not_waited_for_when_the_cache_is_recent(index):
-    keywords, store = index
+async def test_a_slow_feed_read_is_not_waited_for_when_the_cache_is_recent(stored):
+    store, keywords = stored
     await store.writes.upsert(NewMemory(owner_id="o", content="I drink green tea"))
     assert not keywords.fresh_within(STALE_OK_S)  # this process's commit is not seen yet
     assert await _feed_waited(keywords, 5.0)
@@ -38,8 +23,8 @@ async def test_a_slow_feed_read_is_not_waited_for_when_the_cache_is_recent(index
         assert not await _feed_waited(keywords, 0.01)  # the last read is too old
 
 
-async def test_an_unseen_commit_of_this_process_is_always_waited_for(index):
-    keywords, store = index
+async def test_an_unseen_commit_of_this_process_is_always_waited_for(stored):
+    store, keywords = stored
     assert await _feed_waited(keywords, 5.0)
     await store.writes.upsert(NewMemory(owner_id="o", content="I moved to Porto"))
     async with keywords.cache._lock:

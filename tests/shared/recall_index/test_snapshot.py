@@ -44,7 +44,8 @@ async def _seed(store: Store, n: int) -> None:
     await store.writes.upsert_many(items)
 
 
-async def _answers(index: KeywordIndex, now: float) -> list[list[tuple[int, float]]]:
+async def answers(index: KeywordIndex, now: float) -> list[list[tuple[int, float]]]:
+    """What ``index`` returns (ids and scores) for :data:`QUERIES` in two scopes of owner o1."""
     out = []
     for who in (Scope(owner_id="o1"), Scope(owner_id="o1", user_id="u1", session_id="s1")):
         for q in QUERIES:
@@ -65,7 +66,7 @@ async def test_cold_load_from_snapshot_answers_like_the_warm_index(tmp_path: Pat
     warm = build_keyword_index(config, store)
     cold = build_keyword_index(config, store)
     try:
-        before = await _answers(warm, now)
+        before = await answers(warm, now)
         assert not warm.cache.owners["o1"].from_snapshot
         await warm.cache.settle()
         stored = await recall_rows.load_snapshot(store.reader, "o1")
@@ -75,9 +76,9 @@ async def test_cold_load_from_snapshot_answers_like_the_warm_index(tmp_path: Pat
         await store.admin.update(rows[3][1], ["o1"], MemoryChanges(expires_at=now - 1), now)
         await store.writes.record_access([rows[5][0]], now)
         assert await recall_rows.load_snapshot(store.reader, "o1") is not None
-        after = await _answers(warm, now)
+        after = await answers(warm, now)
         assert after != before
-        assert await _answers(cold, now) == after
+        assert await answers(cold, now) == after
         assert cold.cache.owners["o1"].from_snapshot
     finally:
         await warm.close()
@@ -91,14 +92,14 @@ async def test_delete_or_text_change_drops_the_snapshot(tmp_path: Path) -> None:
     await _seed(store, 20)
     index = build_keyword_index(config, store)
     try:
-        await _answers(index, now)
+        await answers(index, now)
         await index.cache.settle()
         rows = list(await store.reader.execute_fetchall("SELECT id, public_id FROM memories"))
         assert await recall_rows.load_snapshot(store.reader, "o1") is not None
         await store.writes.delete(rows[0][1])
         assert await recall_rows.load_snapshot(store.reader, "o1") is None
         cold = build_keyword_index(config, store)
-        hits = await _answers(cold, now)
+        hits = await answers(cold, now)
         assert rows[0][0] not in {i for answer in hits for i, _ in answer}
         assert not cold.cache.owners["o1"].from_snapshot
         await cold.cache.settle()
@@ -126,13 +127,13 @@ async def test_undecodable_snapshot_falls_back_to_rows(tmp_path: Path) -> None:
     now = time.time()
     await _seed(store, 10)
     reference = build_keyword_index(config, store)
-    expected = await _answers(reference, now)
+    expected = await answers(reference, now)
     await reference.cache.settle()
     await reference.close()
     seq = await recall_rows.feed_head(store.reader)
     assert await recall_rows.save_snapshot(store.writer, "o1", seq, snap.FORMAT, b"\x93garbage")
     index = build_keyword_index(config, store)
-    assert await _answers(index, now) == expected
+    assert await answers(index, now) == expected
     assert not index.cache.owners["o1"].from_snapshot
     await index.close()
     await store.close()

@@ -27,6 +27,7 @@ from shared.settings import Settings, load_settings
 from shared.store import Store, recall_rows
 from shared.store.connection import transaction
 from shared.store.memories import KeywordSearch
+from tests.shared.recall_index.test_snapshot import answers
 
 TEXTS = [
     "Caroline went to the LGBTQ support group on Tuesday",
@@ -36,7 +37,6 @@ TEXTS = [
     "Caroline and Melanie went camping in the mountains",
 ]
 Answers = list[list[tuple[int, float]]]
-QUERIES = ["support group Caroline", "Melanie sunrise lake", "camping mountains", "charity race"]
 
 
 async def _open(tmp_path: Path, n: int) -> tuple[Store, Settings]:
@@ -64,21 +64,12 @@ async def _one(store: Store, sql: str, *params: object) -> Any:
     return rows[0][0]
 
 
-async def _answers(index: KeywordIndex, now: float) -> Answers:
-    out = []
-    for who in (Scope(owner_id="o1"), Scope(owner_id="o1", user_id="u1", session_id="s1")):
-        for q in QUERIES:
-            hits = await index.search(KeywordSearch(scope=who, query=q, limit=7, now=now))
-            out.append([(m.id, score) for m, score in hits])
-    return out
-
-
 async def _stored_in_parts(
     store: Store, config: Settings, now: float
 ) -> tuple[list[list[tuple[int, float]]], int]:
     """Answers of a warm index, after its snapshot was re-stored in parts of 512 bytes."""
     warm = build_keyword_index(config, store)
-    expected = await _answers(warm, now)
+    expected = await answers(warm, now)
     await warm.cache.settle()
     await warm.close()
     stored = await recall_rows.load_snapshot(store.reader, "o1")
@@ -100,7 +91,7 @@ async def test_snapshot_in_parts_round_trips(tmp_path: Path) -> None:
         expected, parts = await _stored_in_parts(store, config, now)
         assert parts > 3
         cold = build_keyword_index(config, store)
-        assert await _answers(cold, now) == expected
+        assert await answers(cold, now) == expected
         assert cold.cache.owners["o1"].from_snapshot
         await cold.close()
     finally:
@@ -121,7 +112,7 @@ async def test_missing_or_corrupt_part_rebuilds_from_rows(tmp_path: Path) -> Non
                 await store.writer.execute(damage)
             assert await recall_rows.load_snapshot(store.reader, "o1") is None
             cold = build_keyword_index(config, store)
-            assert await _answers(cold, now) == expected
+            assert await answers(cold, now) == expected
             assert not cold.cache.owners["o1"].from_snapshot
             await cold.cache.settle()  # the load from rows stored a whole snapshot again
             await cold.close()
@@ -142,7 +133,7 @@ async def test_delete_after_snapshot_drops_every_part(tmp_path: Path) -> None:
         assert await _one(store, sql) == 0
         assert await recall_rows.load_snapshot(store.reader, "o1") is None
         cold = build_keyword_index(config, store)
-        hits = await _answers(cold, now)
+        hits = await answers(cold, now)
         assert victim not in {i for answer in hits for i, _ in answer}
         assert hits[0]  # the query still finds the other memories
         await cold.close()

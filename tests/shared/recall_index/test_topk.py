@@ -15,36 +15,13 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.models import Memory
 from shared.recall_index.builder import build_segment
 from shared.recall_index.segment import Bm25Params
 from shared.recall_index.topk import dense_top, pruned_top
 from shared.store.recall_rows import IndexedRow
+from tests.records import memory_record
 
 WORDS = [f"w{i}" for i in range(40)]
-
-
-def _memory(i: int) -> Memory:
-    return Memory(
-        id=i + 1,
-        public_id=f"p{i}",
-        owner_id="o",
-        user_id="",
-        session_id=None,
-        type="factual",
-        category="fact",
-        key="",
-        content="x",
-        metadata={},
-        source="test",
-        created_at=0.0,
-        updated_at=0.0,
-        expires_at=None,
-        last_accessed_at=None,
-        access_count=0,
-        relevance=1.0,
-        needs_reindex=False,
-    )
 
 
 def _docs(seed: int, n: int) -> list[IndexedRow]:
@@ -59,7 +36,10 @@ def _docs(seed: int, n: int) -> list[IndexedRow]:
         words = rng.choice(WORDS, size=int(rng.integers(1, 15)), p=p)
         texts.append(" ".join(words))
     ctx = [" ".join(rng.choice(WORDS, size=int(rng.integers(0, 4)))) for _ in range(n)]
-    return [IndexedRow(_memory(i), texts[i], ctx[i]) for i in range(n)]
+    return [
+        IndexedRow(memory_record(i + 1, type="factual", category="fact"), texts[i], ctx[i])
+        for i in range(n)
+    ]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

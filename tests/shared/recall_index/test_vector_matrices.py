@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
 
 from shared.models import Memory, NewMemory, Scope
-from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.recall_index.vectors import OVERSAMPLE, VectorMatrices
-from shared.settings import load_settings
 from shared.store import Store
 from shared.store.sqlite_vec import SqliteVecIndex
 from shared.vector_index.base import VectorRecord
@@ -29,16 +26,6 @@ DIM = 8
 
 def _unit(v: np.ndarray) -> np.ndarray:
     return (v / np.linalg.norm(v)).astype(np.float32)
-
-
-@pytest.fixture
-async def stored(tmp_path) -> AsyncIterator[tuple[Store, KeywordIndex]]:
-    path = str(tmp_path / "v.db")
-    store = await Store.open(path)
-    keywords = build_keyword_index(load_settings({}, db_path=path), store)
-    yield store, keywords
-    await keywords.close()
-    await store.close()
 
 
 async def _with_vectors(
