@@ -164,6 +164,7 @@ async def evaluate(store, engine, convs, settings, dia_of, engine_name, quick=Fa
         scores.table(
             f"engine={engine_name} strategy={settings.retrieval_strategy} "
             f"fusion={settings.recall_fusion} share={settings.recall_fusion_keyword_share} "
+            f"score_all={settings.recall_fusion_score_all} "
             f"rrf_k={settings.rrf_k} weights kw:vec={settings.rrf_keyword_weight}:"
             f"{settings.rrf_vector_weight} floor={settings.recall_relative_floor} "
             f"min_sim={settings.vector_min_similarity} k1={settings.bm25_k1} b={settings.bm25_b} "

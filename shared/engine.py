@@ -66,6 +66,8 @@ class VectorResult:
     hits: list[VectorHit]
     tier: str
     degraded: str | None = None
+    #: The query's embedding (None when nothing was embedded), for :meth:`Engine.similarities`.
+    query: npt.NDArray[np.float32] | None = None
 
 
 @dataclass
@@ -177,7 +179,9 @@ class Engine:
                 visible = await self.sqlite_vec.memories.filter_visible(
                     [h.memory_id for h in hits], scope, now, self.sqlite_vec.retention
                 )
-                return VectorResult([h for h in hits if h.memory_id in visible], "qdrant")
+                return VectorResult(
+                    [h for h in hits if h.memory_id in visible], "qdrant", query=vector
+                )
             except VectorIndexError as exc:
                 degraded = exc.code or "qdrant_unavailable"
                 log.warning("qdrant search failed, falling back to sqlite-vec: %s", exc)
@@ -185,7 +189,20 @@ class Engine:
                 raise VectorIndexError("qdrant failed and sqlite-vec is not ready", code=degraded)
         found = await self.matrices.search(vector, scope, k, now) if self.matrices else None
         hits = found if found is not None else await self.sqlite_vec.search(vector, scope, k, now)
-        return VectorResult(hits, "vector", degraded)
+        return VectorResult(hits, "vector", degraded, query=vector)
+
+    def similarities(
+        self, query: npt.NDArray[np.float32] | None, scope: Scope, memory_ids: Sequence[int]
+    ) -> dict[int, float]:
+        """Cosine of ``query`` (a :attr:`VectorResult.query`) with each of ``memory_ids``.
+
+        Answered from the in-memory matrices a sqlite-vec search just used (no I/O); ids whose
+        row is not cached (a Qdrant-tier search reads no matrix, a memory not embedded yet) are
+        left out. Empty when ``query`` is None or there are no matrices.
+        """
+        if query is None or self.matrices is None:
+            return {}
+        return self.matrices.similarities(query, scope, memory_ids)
 
     async def index(self, memories: Sequence[Memory], *, use_qdrant: bool) -> bool:
         """Embed ``memories`` and write them to sqlite-vec (and Qdrant when selected).

@@ -9,22 +9,29 @@ of the gaps instead:
 ``score(d) = s · kw(d) / kw_best + (1 − s) · (vec(d) − vec_min) / (vec_best − vec_min)``
 
 where ``s`` is the keyword share (0..1), ``kw`` the BM25 score (≥ 0, so its minimum is taken as
-0: a memory the keyword leg did not return counts 0), ``vec`` the cosine of the vector leg's
-hits, normalised over that leg's returned hits (a memory the vector leg did not return counts 0).
-The share and its figures on LoCoMo are in the README, "Recall quality".
+0: a memory the keyword leg did not return counts 0) and ``vec`` a cosine similarity.
+
+With ``similarity`` (the query's cosine with every candidate, read from the in-memory vector
+matrix), every candidate of either leg is scored on both signals: a keyword hit just outside the
+vector leg's top k counts its own cosine instead of 0, and ``vec_min`` / ``vec_best`` are taken
+over all candidates. This is the usual way of combining a lexical and a dense score over one
+candidate pool (e.g. Bruch, Gai & Ingber, "An Analysis of Fusion Functions for Hybrid
+Retrieval", ACM TOIS 2023: a convex combination of normalised scores). Without it, ``vec`` is
+normalised over the vector leg's returned hits and a memory the vector leg did not return counts
+0. The share and its figures on LoCoMo are in the README, "Recall quality".
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from shared.errors import ConfigurationError
 from shared.ranking import Candidate, ScoredMemory
 
 __all__ = ["DEFAULT_KEYWORD_SHARE", "combsum_fuse"]
 
-DEFAULT_KEYWORD_SHARE = 0.75
+DEFAULT_KEYWORD_SHARE = 0.65
 """Keyword share of the fused score (0..1), chosen on LoCoMo (README, "Recall quality")."""
 
 
@@ -42,6 +49,7 @@ def combsum_fuse(
     vector: Sequence[Candidate],
     *,
     keyword_share: float = DEFAULT_KEYWORD_SHARE,
+    similarity: Mapping[int, float] | None = None,
 ) -> list[ScoredMemory]:
     """Fuse a keyword and a vector leg (each best first) by min-max normalised score sum.
 
@@ -49,6 +57,9 @@ def combsum_fuse(
         keyword: keyword hits, ``score`` = BM25 relevance (≥ 0), best first.
         vector: vector hits, ``score`` = cosine similarity (-1..1), best first.
         keyword_share: weight of the keyword leg in 0..1 (the vector leg gets the rest).
+        similarity: cosine of the query with candidates of either leg (``{memory_id: -1..1}``);
+            a candidate in it is scored by that cosine, min-max normalised over every
+            candidate's cosine; one absent from it falls back to its vector-leg score, else 0.
 
     Returns:
         One :class:`ScoredMemory` per distinct id, fused ``score`` in 0..1, best first; ties go to
@@ -67,9 +78,12 @@ def combsum_fuse(
     for pos, c in enumerate(vector, start=1):
         vec.setdefault(c.memory_id, (pos, c.score))
     kw_norm = dict(zip(kw, _unit([s for _, s in kw.values()], 0.0), strict=True))
-    vec_scores = [s for _, s in vec.values()]
-    low = min((s for s in vec_scores if math.isfinite(s)), default=0.0)
-    vec_norm = dict(zip(vec, _unit(vec_scores, low), strict=True))
+    cosine = {i: s for i, (_, s) in vec.items()}
+    if similarity is not None:
+        known = {i: similarity.get(i, cosine.get(i)) for i in {**kw, **vec}}
+        cosine = {i: s for i, s in known.items() if s is not None}
+    low = min((s for s in cosine.values() if math.isfinite(s)), default=0.0)
+    vec_norm = dict(zip(cosine, _unit(list(cosine.values()), low), strict=True))
     out: list[ScoredMemory] = []
     for memory_id in {**kw, **vec}:
         k, v = kw.get(memory_id), vec.get(memory_id)
@@ -82,7 +96,7 @@ def combsum_fuse(
                 keyword_rank=k[0] if k else None,
                 vector_rank=v[0] if v else None,
                 keyword_score=k[1] if k else None,
-                vector_score=v[1] if v else None,
+                vector_score=cosine.get(memory_id),
             )
         )
     never = math.inf

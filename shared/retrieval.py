@@ -14,6 +14,8 @@ import asyncio
 from collections.abc import Sequence
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from shared.echo import drop_echoes
 from shared.engine import Engine
@@ -194,6 +196,8 @@ class _VectorLeg(msgspec.Struct):
     candidates: list[Candidate]
     tier: str | None = None
     degraded: str | None = None
+    #: The query's embedding when one was made (for :func:`_similarity`).
+    query: npt.NDArray[np.float32] | None = None
 
 
 def vector_floor(settings: Settings, engine: Engine) -> float:
@@ -221,7 +225,7 @@ async def _vector_leg(
         for i, h in enumerate(result.hits)
         if h.score >= min_similarity
     ]
-    return _VectorLeg(hits, result.tier, result.degraded)
+    return _VectorLeg(hits, result.tier, result.degraded, result.query)
 
 
 async def _both_legs(
@@ -311,11 +315,22 @@ async def recall(
 
 
 def _fused(
-    keyword: list[Candidate], vector: list[Candidate], settings: Settings
+    keyword: list[Candidate],
+    vector: list[Candidate],
+    settings: Settings,
+    similarity: dict[int, float] | None = None,
 ) -> list[ScoredMemory]:
-    """Both floored legs fused by ``settings.recall_fusion``: weighted RRF or CombSUM."""
+    """Both floored legs fused by ``settings.recall_fusion``: weighted RRF or CombSUM.
+
+    ``similarity``: the query's cosine with candidates of either leg (CombSUM only).
+    """
     if settings.recall_fusion == "combsum":
-        return combsum_fuse(keyword, vector, keyword_share=settings.recall_fusion_keyword_share)
+        return combsum_fuse(
+            keyword,
+            vector,
+            keyword_share=settings.recall_fusion_keyword_share,
+            similarity=similarity,
+        )
     return fuse_candidates(
         keyword,
         vector,
@@ -349,6 +364,27 @@ def keyword_supported(
     return [c for c in vector if c.memory_id in found or c.score >= floor + margin]
 
 
+def _similarity(
+    engine: Engine | None, scope: Scope, settings: Settings, legs: _Legs
+) -> dict[int, float] | None:
+    """The query's cosine with every candidate of both legs, for CombSUM over one pool.
+
+    None unless hybrid CombSUM with ``recall_fusion_score_all`` and a query embedding; the
+    cosines come from the in-memory matrices (:meth:`Engine.similarities`), so a candidate whose
+    row is not cached is simply absent.
+    """
+    if (
+        engine is None
+        or legs.vector.query is None
+        or settings.retrieval_strategy != "hybrid"
+        or settings.recall_fusion != "combsum"
+        or not settings.recall_fusion_score_all
+    ):
+        return None
+    ids = [c.memory_id for c in legs.keyword] + [c.memory_id for c in legs.vector.candidates]
+    return engine.similarities(legs.vector.query, scope, ids) or None
+
+
 async def _ranked(
     store: MemoryStore,
     engine: Engine | None,
@@ -367,7 +403,8 @@ async def _ranked(
     """
     keyword, memories = legs.keyword, legs.memories
     vector = legs.vector.candidates
-    if vector:
+    similarity = _similarity(engine, scope, settings, legs)
+    if vector or similarity:
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await _memories_of(store, engine, scope, missing))
         content = {i: m.content for i, m in memories.items()}
@@ -377,7 +414,8 @@ async def _ranked(
         if settings.retrieval_strategy == "hybrid" and engine is not None:
             floor = vector_floor(settings, engine)
             vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)
-        fused = _fused(keyword, [c for c in vector if c.memory_id in memories], settings)
+        vector = [c for c in vector if c.memory_id in memories]
+        fused = _fused(keyword, vector, settings, similarity)
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:
         ranked = keyword

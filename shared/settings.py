@@ -126,7 +126,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bm25_k1: float = 0.9
     bm25_b: float = 0.3
     #: Weight of an occurrence in a memory's ``context`` field relative to its own text.
-    recall_context_weight: float = 0.25
+    recall_context_weight: float = 0.3
     #: A keyword hit whose query words are all in its question sentences counts this share of its
     #: score, one with part of them there (IDF-weighted) proportionally less (0..1; 1 = off),
     #: before the relative floor (shared.echo.demote_questions).
@@ -145,7 +145,11 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: How the keyword and vector legs are fused: ``rrf`` (rank) or ``combsum`` (normalised score).
     recall_fusion: FusionMethod = "combsum"
     #: Keyword share of a CombSUM score, 0..1 (the vector leg gets the rest).
-    recall_fusion_keyword_share: float = 0.75
+    recall_fusion_keyword_share: float = 0.65
+    #: Hybrid CombSUM scores every candidate of either leg on both signals (a keyword hit the
+    #: vector leg did not return counts its own cosine, read from the in-memory matrix); off: a
+    #: leg's missing hit counts 0 on that leg (shared.fusion, README "Recall quality").
+    recall_fusion_score_all: bool = True
     rrf_k: float = 2.0
     rrf_keyword_weight: float = 3.0
     rrf_vector_weight: float = 1.0

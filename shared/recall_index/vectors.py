@@ -13,6 +13,7 @@ the query is rotated the same way, which leaves cosine similarities unchanged.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,12 @@ OVERSAMPLE = 4
 def _normalised_rows(
     rows: list[Any], dim: int, dtype: type[np.generic]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Ids and row-normalised float32 matrix of ``(memory_id, embedding bytes)`` rows."""
+    """Ids (ascending) and row-normalised float32 matrix of ``(memory_id, embedding bytes)`` rows.
+
+    Rows are ordered by id so :meth:`VectorMatrices.similarities` finds a memory's row with a
+    binary search.
+    """
+    rows = sorted(rows, key=lambda r: int(r[0]))
     ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
     raw = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=dtype)
     mat = raw.astype(np.float32).reshape(len(rows), dim)
@@ -130,13 +136,9 @@ class VectorMatrices:
         meta = await self.sqlite_vec.meta()
         if meta is None or k <= 0:
             return None
-        q = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
-        if norm <= ZERO_NORM:
+        q = self._query(vector)
+        if q is None:
             return []
-        q = q / norm
-        if self.sqlite_vec.int8:
-            q = rotation(q.shape[0]) @ q
         await self.keywords.cache.fresh()
         owners = [scope.owner_id]
         if scope.include_global and scope.owner_id != GLOBAL_OWNER:
@@ -148,6 +150,57 @@ class VectorMatrices:
             hits.extend(self._best(matrix, q, scope, k, now, owner_id != scope.owner_id))
         hits.sort(key=lambda h: (-h.score, h.memory_id))
         return hits[:k]
+
+    def _query(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
+        """``vector`` unit-length (rotated like an int8 table's rows), or None: no direction."""
+        q = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if norm <= ZERO_NORM:
+            return None
+        q = q / norm
+        if self.sqlite_vec.int8:
+            q = rotation(q.shape[0]) @ q
+        return q
+
+    def similarities(
+        self, vector: npt.NDArray[np.float32], scope: Scope, memory_ids: Iterable[int]
+    ) -> dict[int, float]:
+        """Cosine similarity of ``vector`` with each of ``memory_ids`` whose row is cached.
+
+        For hybrid fusion (:func:`shared.fusion.combsum_fuse`): a keyword hit the vector leg did
+        not return is scored by its own cosine instead of counting 0. Only matrices already read
+        by :meth:`search` for ``scope``'s partitions (the caller's owner, and the global one when
+        ``scope`` includes it) and still current (no write since they were read) are used;
+        nothing is read from the store, so a memory whose matrix is not cached or current, or
+        that has no vector yet, is absent from the answer. Visibility is the caller's business
+        (the ids come from legs that applied it). CPU only: a binary search and a dot product
+        per id.
+
+        Returns:
+            ``{memory_id: cosine in -1..1}`` for the ids found; empty for a zero ``vector``.
+        """
+        q = self._query(vector)
+        wanted = np.fromiter(set(memory_ids), dtype=np.int64)
+        if q is None or len(wanted) == 0:
+            return {}
+        out: dict[int, float] = {}
+        for owner_id in dict.fromkeys(
+            (scope.owner_id, GLOBAL_OWNER if scope.include_global else scope.owner_id)
+        ):
+            m = self._mats.get(owner_id)
+            current = self.keywords.cache.owners.get(owner_id)
+            if m is None or len(m.ids) == 0 or m.index is not current:
+                continue
+            if m.generation != m.index.generation:
+                continue  # a write since the read: this matrix may hold an old vector
+            pos = np.minimum(np.searchsorted(m.ids, wanted), len(m.ids) - 1)
+            held = m.ids[pos] == wanted
+            if not held.any():
+                continue
+            rows = pos[held]
+            sims = m.mat[rows] @ q
+            out.update(zip(m.ids[rows].tolist(), sims.tolist(), strict=True))
+        return out
 
     def _best(
         self,

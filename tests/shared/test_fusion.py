@@ -63,3 +63,36 @@ def test_combsum_empty_legs_and_ties() -> None:
 def test_combsum_invalid_share(share: float) -> None:
     with pytest.raises(ConfigurationError):
         combsum_fuse([Candidate(1, 1.0)], [], keyword_share=share)
+
+
+def test_combsum_scores_every_candidate_by_its_own_cosine() -> None:
+    # memory 1 is a keyword hit the vector leg did not return (outside its top k); with the
+    # candidates' cosines it counts its own 0.6 instead of 0, normalised over all candidates
+    keyword = [Candidate(1, 4.0), Candidate(2, 4.0)]
+    vector = [Candidate(2, 0.5), Candidate(3, 0.9)]
+    cosines = {1: 0.7, 2: 0.5, 3: 0.9}
+    plain = {m.memory_id: m.score for m in combsum_fuse(keyword, vector, keyword_share=0.5)}
+    assert plain[1] == pytest.approx(0.5)  # vector part 0: not a vector-leg hit
+    assert plain[2] == pytest.approx(0.5)  # vector part 0: the leg's lowest hit
+    fused = combsum_fuse(keyword, vector, keyword_share=0.5, similarity=cosines)
+    by_id = {m.memory_id: m for m in fused}
+    # cosines over the pool 0.5..0.9: 1 → 0.5, 2 → 0, 3 → 1
+    assert by_id[1].score == pytest.approx(0.5 + 0.5 * 0.5)
+    assert by_id[2].score == pytest.approx(0.5)
+    assert by_id[3].score == pytest.approx(0.5)
+    assert by_id[1].vector_score == pytest.approx(0.7)
+    assert by_id[1].vector_rank is None
+    assert fused[0].memory_id == 1
+
+
+def test_combsum_candidate_without_cosine_falls_back_to_its_leg_score() -> None:
+    # memory 2 has no cached row (absent from the cosines): its vector-leg cosine is used; memory
+    # 1 has neither and counts 0 on the vector side
+    keyword = [Candidate(1, 2.0)]
+    vector = [Candidate(2, 0.8), Candidate(3, 0.4)]
+    fused = combsum_fuse(keyword, vector, keyword_share=0.5, similarity={3: 0.4})
+    by_id = {m.memory_id: m for m in fused}
+    assert by_id[2].score == pytest.approx(0.5)
+    assert by_id[3].score == pytest.approx(0.0)
+    assert by_id[1].score == pytest.approx(0.5)
+    assert by_id[1].vector_score is None

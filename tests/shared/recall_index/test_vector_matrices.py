@@ -97,3 +97,32 @@ async def test_a_cancelled_search_leaves_the_matrix_read_to_finish(stored) -> No
     assert matrices._mats["o"] is matrix and not matrices._reads
     hits = await matrices.search(vectors[0], scope, 5, time.time())
     assert hits is not None and hits[0].memory_id == written[0].id
+
+
+async def test_similarities_are_the_cosines_of_any_cached_row(stored) -> None:
+    # fusion scores keyword hits outside the vector leg's top k by their own cosine: every row of
+    # the searched owner's matrix answers, ids without a row are left out, and a matrix read
+    # before a write is not used (it may hold an old vector) until the next search re-reads it
+    store, keywords = stored
+    rng = np.random.default_rng(7)
+    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(30)]
+    written, index = await _with_vectors(store, [""] * 30, vectors)
+    matrices = VectorMatrices(index, keywords)
+    scope = Scope(owner_id="o")
+    query = vectors[0]
+    assert matrices.similarities(query, scope, [written[5].id]) == {}  # nothing read yet
+    hits = await matrices.search(query, scope, 3, time.time())
+    assert hits is not None and len(hits) == 3
+    far = [m.id for m in written[10:]] + [10_000_000]  # mostly outside the top 3; one unknown id
+    got = matrices.similarities(query, scope, far)
+    want = {m.id: float(v @ query) for m, v in zip(written[10:], vectors[10:], strict=True)}
+    assert got.keys() == want.keys()
+    assert [got[i] for i in want] == pytest.approx(list(want.values()), abs=1e-5)
+    assert matrices.similarities(np.zeros(DIM, np.float32), scope, far) == {}
+    assert matrices.similarities(query, Scope(owner_id="other"), far) == {}
+
+    await store.writes.upsert(NewMemory(owner_id="o", content="a later memory"))
+    await keywords.cache.fresh()  # the owner's index applies the write: its generation moves
+    assert matrices.similarities(query, scope, far) == {}
+    await matrices.search(query, scope, 3, time.time())
+    assert matrices.similarities(query, scope, far).keys() == want.keys()
