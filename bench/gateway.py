@@ -19,7 +19,9 @@ reused. Every request body is a distinct LoCoMo question; measured requests carr
 ``x-mnemogate-no-learn`` (learning off). Printed per configuration: added p50/p90/p99 at c=1
 (latency minus the upstream alone), server CPU ms per request (``/proc``), req/s at c=10 and
 c=50, p99 at c=50, the share of requests that lost memory (a ``x-mnemogate-memory-degraded``
-header), peak RSS, and each as a ratio to the pass-through.
+header), peak RSS, and each as a ratio to the pass-through; after the MiniLM row, the query
+embedding's CPU per query (``bench/embed_cost.py``, pinned the same way) as a share of that
+configuration's CPU per request.
 
 ``--routes chat,responses,messages`` (default ``chat``: the table above) instead measures, for each
 configuration and size, the client formats side by side against the fake upstream alone on the
@@ -36,6 +38,7 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -284,6 +287,27 @@ async def main_async(args: argparse.Namespace) -> None:
                         f"http://127.0.0.1:{port}/v1/chat/completions", headers, pid, n, qs
                     )
                 print(row(f"{name} @{size:,}", m, base, up["p50"]), flush=True)
+                if name == "minilm" and m["cpu"] > 0:
+                    print(embedding_share(m["cpu"]), flush=True)
+
+
+def embedding_share(cpu_ms: float) -> str:
+    """The MiniLM query embedding's CPU per query as a share of its configuration's ``cpu_ms``.
+
+    Measured by ``bench/embed_cost.py``, pinned like the gateway.
+    """
+    out = subprocess.run(
+        pinned([sys.executable, str(Path(__file__).with_name("embed_cost.py"))]),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    ms = float(out.stdout.split()[-1])
+    return (
+        f"{'':<22} query embedding (MiniLM, one question per call): {ms:.2f} ms CPU = "
+        f"{100 * ms / cpu_ms:.0f} % of the configuration's CPU per request"
+    )
 
 
 def main() -> None:

@@ -68,9 +68,28 @@ _PLEASANTRY_RE = re.compile(
 )
 
 
+# A question typed without its "?" ("what laptop do I have"): an interrogative word first, not
+# followed by a first-person word ("What I love most is hiking", "When I was young ..." state
+# something), or an inverted auxiliary before a pronoun or determiner ("do I have a dog", "is my
+# flight on Monday"); only for a sentence with no closing punctuation at all.
+_UNMARKED_QUESTION_RE = re.compile(
+    r"^\W*(?:(?:what|where|when|who|whom|whose|which|why|how)\b(?!\W+(?:i|i'm|im|i've|i'd|my|we|"
+    r"we're|our|me)\b)|(?:do|does|did|is|are|was|were|am|have|has)\s+(?:i|you|we|my|our|your|"
+    r"the|it|there|this|that|they|he|she)\b)",
+    re.IGNORECASE,
+)
+_UNPUNCTUATED_RE = re.compile(r"[^.!?。！？\s]\s*$")
+
+
 def _is_question_sentence(sentence: str) -> bool:
-    """A sentence that ends in ``?`` and states nothing about the user in a clause of its own."""
-    if not _QUESTION_END_RE.search(sentence):
+    """A question that states nothing about the user in a clause of its own.
+
+    It ends in ``?``, or it has no closing punctuation and is worded as a question
+    (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog").
+    """
+    if not _QUESTION_END_RE.search(sentence) and not (
+        _UNPUNCTUATED_RE.search(sentence) and _UNMARKED_QUESTION_RE.match(sentence)
+    ):
         return False
     return not _FIRST_PERSON_CLAUSE_RE.search(sentence)
 
@@ -78,8 +97,10 @@ def _is_question_sentence(sentence: str) -> bool:
 def is_question_or_request(text: str) -> bool:
     """True when every sentence of ``text`` is a question or a request to the assistant.
 
-    A question sentence ends in ``?``/``？`` with no clause of its own starting with a first-person
-    word ("What is my dog called?" is one; "I moved to Berlin, any tips?" is not). A request starts
+    A question sentence ends in ``?``/``？`` (or, typed without it and with no closing
+    punctuation, starts like a question: "what laptop do I have") with no clause of its own
+    starting with a first-person word ("What is my dog called?" is one; "I moved to Berlin, any
+    tips?" is not). A request starts
     with a polite form or an imperative verb addressed to the assistant ("Please ...", "Can you
     ...", "Tell me ...", "Write ...", "Explain ..."). Greetings and thanks of at most two words
     ("Hi!", "Thanks a lot.") are ignored; a text with any other sentence (a statement) is

@@ -282,7 +282,9 @@ def query_terms(text: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:
     several times: the recall check, the keyword search, the echo and question rules).
     """
     if len(text) <= MEMO_CHARS:
-        return list(_memo_terms(text, max_terms))
+        if max_terms <= 0:
+            return []
+        return list(_memo_terms(text)[:max_terms])
     return _terms(text, max_terms)
 
 
@@ -291,8 +293,13 @@ MEMO_CHARS = 4096
 
 
 @functools.lru_cache(maxsize=256)
-def _memo_terms(text: str, max_terms: int) -> tuple[str, ...]:
-    return tuple(_terms(text, max_terms))
+def _memo_terms(text: str) -> tuple[str, ...]:
+    """Every term of ``text`` (at most :data:`MEMO_CHARS` characters, so that many terms).
+
+    Callers asking with different ``max_terms`` share one analysis: the terms under a smaller cap
+    are a prefix of these.
+    """
+    return tuple(_terms(text, MEMO_CHARS))
 
 
 def _terms(text: str, max_terms: int) -> list[str]:

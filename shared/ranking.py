@@ -13,6 +13,7 @@ below it; ``SEED_RRF_K`` keeps that value available.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -59,6 +60,9 @@ DEFAULT_KEYWORD_WEIGHT = 3.0
 """Weight of the keyword (FTS5 bm25) leg in RRF (docs/ARCHITECTURE.md)."""
 DEFAULT_VECTOR_WEIGHT = 1.0
 """Weight of the vector (KNN) leg in RRF (docs/ARCHITECTURE.md)."""
+
+CONTENT_KEY_CACHE = 8192
+"""Memory texts whose :func:`content_key` is memoised (a few MB at most)."""
 
 DEFAULT_RELATIVE_FLOOR = 0.3
 """A candidate must score at least this fraction of its leg's best score (0..1)."""
@@ -320,13 +324,15 @@ def order_candidates(
     return [it[0] for it in ordered]
 
 
+@functools.lru_cache(maxsize=CONTENT_KEY_CACHE)
 def content_key(text: str) -> str:
     r"""The form in which two memory texts are compared: whitespace collapsed, casefolded.
 
     ``"  Who is my  doctor?\n"`` → ``"who is my doctor?"``: runs of whitespace (as
     :meth:`str.split` sees it: spaces, tabs, newlines, U+00A0, U+2028/2029, ...) become one
     space, the ends are trimmed, then :meth:`str.casefold` (which also folds ``ß`` → ``ss``).
-    No other normalisation (no NFKC, punctuation kept). Pure; never raises.
+    No other normalisation (no NFKC, punctuation kept). Pure; never raises. Memoised per text
+    (:data:`CONTENT_KEY_CACHE` texts: the same memories are recalled request after request).
     """
     return " ".join(text.split()).casefold()
 

@@ -34,6 +34,7 @@ from shared.outbound_policy import check_outbound_settings
 from shared.sensitive import SensitiveDetector
 from shared.sensitive_patterns import build_detector
 from shared.settings import Settings, settings_fields
+from shared.settings_checks import MAX_BM25_K1, MAX_CONTEXT_WEIGHT
 from shared.store.settings_row import SettingsRow, SettingsStore
 
 log = logging.getLogger("mnemogate.settings")
@@ -116,6 +117,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_query_max_terms": (1, 4096),
     "recall_relative_floor": (0, 1),
     "recall_fusion_keyword_share": (0, 1),
+    "recall_context_weight": (0, MAX_CONTEXT_WEIGHT),
+    "bm25_k1": (0, MAX_BM25_K1),
     "recall_question_factor": (0, 1),
     "recall_when_factor": (1, 10),
     "rrf_k": (0.001, 10_000),
@@ -153,8 +156,11 @@ def _check_bounds(name: str, value: Any) -> None:
         raise ConfigurationError(f"setting '{name}' must be a finite number")
     low, high = BOUNDS.get(name, (0, math.inf))
     if not low <= value <= high:
-        upper = "" if math.isinf(high) else f"..{high:g}"
-        raise ConfigurationError(f"setting '{name}' must be within {low:g}{upper}, got {value!r}")
+        if math.isinf(high):
+            raise ConfigurationError(f"setting '{name}' must be >= {low:g}, got {value!r}")
+        raise ConfigurationError(
+            f"setting '{name}' must be within {low:g}..{high:g}, got {value!r}"
+        )
 
 
 def apply_overrides(base: Settings, overrides: Mapping[str, Any]) -> Settings:

@@ -5,15 +5,19 @@ Kept apart from the struct so ``shared/settings.py`` stays one concept: the fiel
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from shared.errors import ConfigurationError
 
 __all__ = [
+    "MAX_BM25_K1",
+    "MAX_CONTEXT_WEIGHT",
     "MAX_FRESHNESS_MS",
     "MAX_RECALL_TOKENS",
     "POSITIVE",
     "RANGES",
+    "check_finite",
     "check_positive",
     "check_ranges",
     "check_recall_engine",
@@ -24,6 +28,11 @@ MAX_RECALL_TOKENS = 8000
 MAX_FRESHNESS_MS = 1000
 """Upper bound of ``recall_freshness_ms`` (a memory written elsewhere is seen within 1 s)."""
 
+MAX_CONTEXT_WEIGHT = 10.0
+"""Upper bound of ``recall_context_weight`` (a context word worth 10 of the memory's own)."""
+MAX_BM25_K1 = 10.0
+"""Upper bound of ``bm25_k1`` (usual values 0.5-2; above ~10 term frequency never saturates)."""
+
 #: Inclusive (low, high) ranges of settings checked at load (tokens, bytes, words, counts,
 #: characters, milliseconds, seconds, fractions). ``learn_max_turns``: most user turns one learn
 #: job reads; ``rerank_candidates``: documents sent to the reranker per recall.
@@ -32,6 +41,15 @@ RANGES: dict[str, tuple[float, float]] = {
     "recall_query_max_bytes": (16, 1 << 20),
     "recall_query_max_terms": (1, 4096),
     "recall_relative_floor": (0.0, 1.0),
+    "recall_fusion_keyword_share": (0.0, 1.0),
+    "recall_question_factor": (0.0, 1.0),
+    "recall_when_factor": (1.0, 10.0),
+    "recall_vector_only_margin": (0.0, 1.0),
+    "recall_context_weight": (0.0, MAX_CONTEXT_WEIGHT),
+    "bm25_k1": (0.0, MAX_BM25_K1),
+    "vector_min_similarity": (-1.0, 1.0),
+    "rrf_keyword_weight": (0.0, 100.0),
+    "rrf_vector_weight": (0.0, 100.0),
     "learn_max_turns": (1, 100),
     "forget_max_matches": (1, 1000),
     "end_user_max_chars": (1, 4096),
@@ -50,6 +68,19 @@ POSITIVE = (
     "http_timeout_s",
     "http_connect_timeout_s",
 )
+
+
+def check_finite(settings: object) -> None:
+    """Raise :class:`ConfigurationError` for the first float field that is NaN or infinite.
+
+    An environment value like ``nan`` or ``inf`` parses as a float; every range check would pass
+    NaN (all comparisons are false) and recall would then fail on every request instead of the
+    gateway refusing to start.
+    """
+    for name in getattr(type(settings), "__struct_fields__", ()):
+        value = getattr(settings, name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigurationError(f"setting '{name}' must be a finite number, got {value!r}")
 
 
 def check_ranges(settings: object, ranges: dict[str, tuple[float, float]]) -> None:

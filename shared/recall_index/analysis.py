@@ -16,6 +16,7 @@ must cut and stem text the same way, or queries would stop matching what the sto
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -116,7 +117,14 @@ def query_tokens(query: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:
     :func:`shared.fts_query.query_terms` picks the terms (stop words and 1-letter words dropped,
     CJK bigrams, at most ``max_terms``); each is then analysed like indexed text (a term that
     FTS5 would re-tokenise into several tokens gives several terms). ``[]`` when nothing is left.
+    Memoised per ``(query, max_terms)`` (one request asks several times: the search, the question
+    factor, the when factor).
     """
+    return list(_memo_query_tokens(query, max_terms))
+
+
+@functools.lru_cache(maxsize=256)
+def _memo_query_tokens(query: str, max_terms: int) -> tuple[str, ...]:
     out: list[str] = []
     seen: set[str] = set()
     for term in query_terms(query, max_terms):
@@ -124,4 +132,4 @@ def query_tokens(query: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:
             if token not in seen:
                 seen.add(token)
                 out.append(token)
-    return out
+    return tuple(out)

@@ -35,6 +35,12 @@ from shared.recall_index.analysis import query_tokens
         "Please summarise this. Thanks!",
         "Hi! Could you explain closures? Thank you.",
         "Tell me a joke",
+        # typed without the question mark
+        "what laptop do I have",
+        "What did I decide about the laptop",
+        "do I have a dog",
+        "is my flight on Monday",
+        "How long ago did we meet",
     ],
 )
 def test_only_asking_is_a_question_or_request(text):
@@ -49,6 +55,14 @@ def test_only_asking_is_a_question_or_request(text):
         "I decided to move the launch to March.",
         "The marketing plan needs a new date.",
         "When I was young I lived in Paris.",
+        # unpunctuated, but a statement: a first-person word after the interrogative, closing
+        # punctuation, an imperative "do", or a statement beside the question
+        "When I was young I lived in Paris",
+        "What I love most is hiking",
+        "how we met is a long story",
+        "What a lovely day.",
+        "Do remember that my sister lives in Oslo",
+        "I moved to Berlin. what should I see",
         "Explain closures. I use JS daily.",
         "ok",
         "",

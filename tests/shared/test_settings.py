@@ -106,3 +106,27 @@ def test_providers_file_with_unknown_field_is_refused(tmp_path):
     path.write_text('{"providers": [{"name": "x", "base_url": "http://a", "bogus": 1}]}')
     with pytest.raises(ConfigurationError):
         load_providers(load_settings({}, providers_file=str(path)))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MNEMOGATE_RECALL_FUSION_KEYWORD_SHARE", "1.5"),
+        ("MNEMOGATE_RECALL_FUSION_KEYWORD_SHARE", "-0.1"),
+        ("MNEMOGATE_RECALL_FUSION_KEYWORD_SHARE", "nan"),
+        ("MNEMOGATE_RECALL_CONTEXT_WEIGHT", "nan"),
+        ("MNEMOGATE_RECALL_CONTEXT_WEIGHT", "inf"),
+        ("MNEMOGATE_RECALL_CONTEXT_WEIGHT", "1e308"),
+        ("MNEMOGATE_BM25_K1", "inf"),
+        ("MNEMOGATE_RECALL_QUESTION_FACTOR", "2"),
+        ("MNEMOGATE_RECALL_WHEN_FACTOR", "0.5"),
+        ("MNEMOGATE_VECTOR_MIN_SIMILARITY", "1.5"),
+        ("MNEMOGATE_UPSTREAM_TIMEOUT_S", "nan"),
+    ],
+)
+def test_out_of_range_or_non_finite_numbers_are_refused_at_start(name, value):
+    # a value every request would fail on (recall switched off with "invalid_settings") is
+    # refused when the settings load, as the runtime settings API refuses it
+    with pytest.raises(ConfigurationError) as exc:
+        load_settings({name: value})
+    assert name.removeprefix("MNEMOGATE_").lower() in exc.value.message

@@ -33,6 +33,9 @@ def test_get_masks_secrets(api: Api) -> None:
         ({"capture_turns": "no"}, "invalid_settings"),
         ({"injection_strategy": "sideways"}, "invalid_settings"),
         ({"sensitive_custom_patterns": "(unclosed"}, "invalid_settings"),
+        ({"recall_context_weight": 1e308}, "invalid_settings"),
+        ({"recall_context_weight": -1}, "invalid_settings"),
+        ({"bm25_k1": 1e6}, "invalid_settings"),
     ],
 )
 def test_invalid_updates_are_400(api: Api, patch: dict, code: str) -> None:
@@ -79,3 +82,9 @@ def test_update_versions_masks_and_resets(api: Api) -> None:
     ):
         assert r.status_code == 400 and set(r.json()["error"]) == {"message", "type", "code"}
     assert api.admin.put("/api/settings", content=b"{").status_code == 400
+
+
+def test_a_refused_context_weight_names_its_range(api: Api) -> None:
+    r = api.admin.put("/api/settings", json={"recall_context_weight": -1})
+    assert r.status_code == 400, r.text
+    assert "'recall_context_weight' must be within 0..10, got -1" in r.json()["error"]["message"]
