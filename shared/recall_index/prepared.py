@@ -3,11 +3,11 @@
 Rendering a recalled memory's block line (redaction, sanitising, date) and analysing its text for
 the echo rules (:mod:`shared.echo`) are per-memory Python work. Done on a memory's first recall
 they dominated a warm keyword recall (every request recalls memories new to a per-text cache), so
-the cache prepares them when it indexes a memory: in the worker thread that builds an owner from
-its rows (kept in the owner's snapshot, so a cold load from it prepares nothing), and when a
-changed memory enters an owner's delta. The computation is injected (a :class:`Preparer`, built
-by :mod:`shared.memory_render`), so this package depends on neither redaction nor the block
-format. docs/ARCHITECTURE.md, "Recall engine".
+the cache prepares them when it indexes a memory: in slices on the event loop after an owner is
+built from its rows (kept in the owner's snapshot, so a cold load from it prepares nothing), and
+when a changed memory enters an owner's delta. The computation is injected (a
+:class:`Preparer`, built by :mod:`shared.memory_render`), so this package depends on neither
+redaction nor the block format. docs/ARCHITECTURE.md, "Recall engine".
 
 A prepared line depends on the redaction configuration: every :class:`Preparer` carries a
 ``fingerprint`` of it, kept with what it prepared; a reader asking with another fingerprint gets

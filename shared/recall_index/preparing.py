@@ -2,10 +2,15 @@
 
 A memory's block line and echo features (:mod:`shared.recall_index.prepared`) come with an owner's
 snapshot. An owner loaded from its rows, or from a snapshot prepared under another redaction
-configuration (preparer fingerprint), has none: :func:`prepare_later` prepares every memory in a
-worker thread and stores the snapshot again with them; until then recall renders that owner's
-lines on the fly. Memories changed later are prepared as they enter the delta, a few per feed
-read (:data:`PREPARE_INLINE`), so the event loop never prepares a batch.
+configuration (preparer fingerprint), has none: :func:`prepare_later` prepares every memory in
+slices of :data:`PREPARE_SLICE` on the event loop and stores the snapshot again with them; until
+then recall renders that owner's lines on the fly. Slices on the loop rather than one worker
+thread: a Python thread holding the GIL makes the loop wait up to the interpreter's switch
+interval (5 ms) at every system call a request makes, so while a 10,000-memory owner was prepared
+in a thread (about a second) requests on one core took 15-30 ms instead of 1.5 ms; a slice
+delays a request by at most one slice (about 1-2 ms). Memories changed later are prepared as they
+enter the delta, a few per feed read (:data:`PREPARE_INLINE`), so the event loop never prepares a
+batch.
 """
 
 from __future__ import annotations
@@ -16,13 +21,21 @@ from collections.abc import Awaitable, Callable
 
 from shared.recall_index import snapshot
 from shared.recall_index.owner import OwnerIndex
-from shared.recall_index.prepared import Preparer
+from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import SegmentData
 
 log = logging.getLogger("mnemogate.recall_index")
 
-__all__ = ["PREPARE_INLINE", "PREPARE_MAX_DOCS", "drop_foreign_prepared", "prepare_later"]
+__all__ = [
+    "PREPARE_INLINE",
+    "PREPARE_MAX_DOCS",
+    "PREPARE_SLICE",
+    "drop_foreign_prepared",
+    "prepare_later",
+]
 
+PREPARE_SLICE = 16
+"""Memories prepared per step of the event loop by :func:`prepare_later` (~1-2 ms)."""
 PREPARE_INLINE = 32
 """Changed memories of an owner prepared inline by a feed read (~3 ms; more: rendered by recall)."""
 PREPARE_MAX_DOCS = 250_000
@@ -46,7 +59,7 @@ async def prepare_later(
     prepare: Preparer,
     save: Callable[[str, int, bytes], Awaitable[None]],
 ) -> None:
-    """Prepare every memory of a loaded owner in a worker thread, then store its snapshot.
+    """Prepare every memory of a loaded owner in slices on the loop, then store its snapshot.
 
     ``save(owner_id, seq, blob)`` stores it (the store refuses a snapshot when the owner changed
     since; one estimated above :data:`shared.recall_index.snapshot.MAX_BYTES` is not encoded).
@@ -57,9 +70,17 @@ async def prepare_later(
         return
     small = index.seg_bytes <= 2 * snapshot.MAX_BYTES  # the estimate is ~2x a blob's size
     try:
-        prepared, blob = await asyncio.to_thread(
-            snapshot.prepare_all, data, prepare, with_blob=small
-        )
+        memories = data.memories
+        prepared: list[Prepared] = []
+        for start in range(0, len(memories), PREPARE_SLICE):
+            stop = min(len(memories), start + PREPARE_SLICE)
+            prepared.extend(prepare(memories[i]) for i in range(start, stop))
+            await asyncio.sleep(0)  # requests run between slices
+        blob = b""
+        if small:  # one C-level encode (~10 ms per 10,000 memories): off the loop
+            blob = await asyncio.to_thread(
+                snapshot.encode_prepared, data, prepared, prepare.fingerprint
+            )
     except Exception:  # a cache: recall keeps rendering this owner's lines on the fly
         log.warning("preparing recalled lines failed", exc_info=True)
         return

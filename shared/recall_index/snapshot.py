@@ -29,7 +29,16 @@ from shared.recall_index.builder import LazyMemories, LazyRecords
 from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import COLUMNS, SegmentData
 
-__all__ = ["FORMAT", "MAX_BYTES", "LazyMemories", "LazyPrepared", "decode", "encode", "prepare_all"]
+__all__ = [
+    "FORMAT",
+    "MAX_BYTES",
+    "LazyMemories",
+    "LazyPrepared",
+    "decode",
+    "encode",
+    "encode_prepared",
+    "prepare_all",
+]
 
 ANALYSIS_VERSION = 3
 """Bump when :mod:`shared.recall_index.analysis` or the blob layout changes (2: stored in parts,
@@ -121,15 +130,18 @@ def prepare_all(
 ) -> tuple[list[Prepared], bytes]:
     """Every memory of ``data`` prepared, and (``with_blob``) the blob of ``data`` with them.
 
-    CPU only (~0.1 ms per memory: redaction, sanitising, echo analysis); run it off the event
-    loop. ``data`` itself is left unchanged.
+    CPU only (~0.1 ms per memory: redaction, sanitising, echo analysis). ``data`` itself is left
+    unchanged. The request path prepares in slices on the event loop instead
+    (:func:`shared.recall_index.preparing.prepare_later`).
     """
     memories = data.memories
     prepared = [prepare(memories[i]) for i in range(len(memories))]
-    if not with_blob:
-        return prepared, b""
-    ready = msgspec.structs.replace(data, prepared=prepared, prepared_fp=prepare.fingerprint)
-    return prepared, encode(ready)
+    return prepared, (encode_prepared(data, prepared, prepare.fingerprint) if with_blob else b"")
+
+
+def encode_prepared(data: SegmentData, prepared: list[Prepared], fingerprint: str) -> bytes:
+    """The blob of ``data`` with ``prepared`` (one per memory, made under ``fingerprint``)."""
+    return encode(msgspec.structs.replace(data, prepared=prepared, prepared_fp=fingerprint))
 
 
 def decode(blob: bytes | bytearray) -> SegmentData | None:

@@ -9,8 +9,11 @@ another configuration prepares them again and stores them.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import msgspec
@@ -18,10 +21,11 @@ import pytest
 
 from shared.engine import Engine, build_engine
 from shared.memory_render import preparer_for
-from shared.models import NewMemory, Scope
+from shared.models import Memory, NewMemory, Scope
 from shared.recall_flow import recall_block
 from shared.recall_index import snapshot
-from shared.recall_index.preparing import PREPARE_INLINE
+from shared.recall_index.prepared import Prepared, Preparer
+from shared.recall_index.preparing import PREPARE_INLINE, PREPARE_SLICE
 from shared.retrieval import retention_of
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings, load_settings
@@ -168,4 +172,63 @@ async def test_many_changes_at_once_are_rendered_by_recall_and_still_redacted(pa
         assert len(index.delta) == many and index.delta.prepared == {}
         assert "[email]" in block and "@example.net" not in block
     finally:
+        await engine.close()
+
+
+class _Observed:
+    """The real preparer, recording on which thread and after how many loop turns it ran."""
+
+    def __init__(self, inner: Preparer, turns: Callable[[], int]) -> None:
+        self.inner, self.turns = inner, turns
+        self.calls: list[tuple[int, int]] = []
+
+    @property
+    def fingerprint(self) -> str:
+        return self.inner.fingerprint
+
+    def __call__(self, memory: Memory, /) -> Prepared:
+        self.calls.append((threading.get_ident(), self.turns()))
+        return self.inner(memory)
+
+
+async def test_preparing_a_loaded_owner_lets_requests_run_between_slices(parts) -> None:
+    # a worker thread holding the GIL made every request on that core wait for it (15-30 ms per
+    # request while a 10,000-memory owner was prepared); preparing runs on the loop in slices of
+    # PREPARE_SLICE memories instead, and another task gets a turn between any two slices
+    store, settings, http = parts
+    n = 20 * PREPARE_SLICE
+    await store.writes.upsert_many(
+        [
+            NewMemory(owner_id=OWNER, content=f"Note {i}: the spring fair needs {i} chairs")
+            for i in range(n)
+        ]
+    )
+    engine = build_engine(settings, store, http, retention_of(settings))
+    assert engine.keywords is not None
+    turns = 0
+    done = False
+
+    async def other_request() -> None:
+        nonlocal turns
+        while not done:
+            turns += 1
+            await asyncio.sleep(0)
+
+    observed = _Observed(preparer_for(settings.sensitive_filter, PLAIN), lambda: turns)
+    engine.keywords.cache.prepare = observed  # recall_block keeps it: the same fingerprint
+    spinner = asyncio.ensure_future(other_request())
+    try:
+        await _block(store, engine, settings, PLAIN, "spring fair chairs")  # loads, then prepares
+        await engine.keywords.cache.settle()
+        done = True
+        await spinner
+        index = engine.keywords.cache.owners[OWNER]
+        assert index.segment.prepared is not None and len(index.segment.prepared) == n
+        assert len(observed.calls) >= n
+        assert {thread for thread, _ in observed.calls} == {threading.get_ident()}
+        seen = [t for _, t in observed.calls]
+        longest = max(len(list(run)) for _, run in itertools.groupby(seen))
+        assert longest <= PREPARE_SLICE  # never more than one slice without a turn for others
+    finally:
+        done = True
         await engine.close()
