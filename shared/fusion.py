@@ -44,6 +44,22 @@ def _unit(values: Sequence[float], low: float) -> list[float]:
     return [min(1.0, max(0.0, (v - low) / span)) if math.isfinite(v) else 0.0 for v in values]
 
 
+def _cosines(
+    kw: Mapping[int, object],
+    vec: Mapping[int, tuple[int, float]],
+    similarity: Mapping[int, float] | None,
+) -> dict[int, float]:
+    """The vector side of each candidate of ``kw`` or ``vec``, by rowid.
+
+    Its cosine in ``similarity``, else its vector-leg score; a candidate with neither is absent.
+    """
+    cosine = {i: s for i, (_, s) in vec.items()}
+    if similarity is None:
+        return cosine
+    known = {i: similarity.get(i, cosine.get(i)) for i in {**kw, **vec}}
+    return {i: s for i, s in known.items() if s is not None}
+
+
 def combsum_fuse(
     keyword: Sequence[Candidate],
     vector: Sequence[Candidate],
@@ -78,10 +94,7 @@ def combsum_fuse(
     for pos, c in enumerate(vector, start=1):
         vec.setdefault(c.memory_id, (pos, c.score))
     kw_norm = dict(zip(kw, _unit([s for _, s in kw.values()], 0.0), strict=True))
-    cosine = {i: s for i, (_, s) in vec.items()}
-    if similarity is not None:
-        known = {i: similarity.get(i, cosine.get(i)) for i in {**kw, **vec}}
-        cosine = {i: s for i, s in known.items() if s is not None}
+    cosine = _cosines(kw, vec, similarity)
     low = min((s for s in cosine.values() if math.isfinite(s)), default=0.0)
     vec_norm = dict(zip(cosine, _unit(list(cosine.values()), low), strict=True))
     out: list[ScoredMemory] = []
@@ -99,6 +112,11 @@ def combsum_fuse(
                 vector_score=cosine.get(memory_id),
             )
         )
+    return _best_first(out)
+
+
+def _best_first(out: list[ScoredMemory]) -> list[ScoredMemory]:
+    """``out`` by fused score, then keyword rank, then vector rank, then rowid."""
     never = math.inf
     out.sort(
         key=lambda m: (

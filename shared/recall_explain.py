@@ -23,14 +23,10 @@ from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
 from shared.ranking import Candidate, apply_relevance_floor, content_key
-from shared.retrieval import (
-    keyword_candidates,
-    keyword_search_of,
-    keyword_supported,
-    vector_floor,
-)
+from shared.retrieval import keyword_candidates, keyword_search_of
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
+from shared.vector_leg import keyword_supported, vector_floor
 
 DropReason = Literal["floor", "duplicate", "cap", "budget"]
 

@@ -14,12 +14,9 @@ import asyncio
 from collections.abc import Sequence
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
 from shared.echo import drop_echoes
 from shared.engine import Engine
-from shared.errors import EmbeddingError, VectorIndexError
 from shared.fts_query import query_terms, quote_term
 from shared.fusion import combsum_fuse
 from shared.keyword_rescore import rescore_keyword_hits
@@ -39,6 +36,13 @@ from shared.recall_index import KeywordIndex, bm25_params
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
 from shared.time_cues import asks_when, boost_time_cues
+from shared.vector_leg import (
+    VectorLeg,
+    candidate_similarity,
+    keyword_supported,
+    vector_floor,
+    vector_leg,
+)
 
 DAY_S = 86_400.0
 
@@ -192,42 +196,6 @@ async def _keyword_leg(
     return floored, found[1]
 
 
-class _VectorLeg(msgspec.Struct):
-    candidates: list[Candidate]
-    tier: str | None = None
-    degraded: str | None = None
-    #: The query's embedding when one was made (for :func:`_similarity`).
-    query: npt.NDArray[np.float32] | None = None
-
-
-def vector_floor(settings: Settings, engine: Engine) -> float:
-    """The cosine a vector hit must reach: ``vector_min_similarity``, else the source's floor.
-
-    0 in the setting means the embedding source's calibrated floor (0.5 static table, 0.3 MiniLM
-    and remote). Requires ``engine.embedder`` (AssertionError otherwise).
-    """
-    assert engine.embedder is not None
-    return settings.vector_min_similarity or engine.embedder.min_similarity
-
-
-async def _vector_leg(
-    engine: Engine, scope: Scope, query: str, settings: Settings, now: float
-) -> _VectorLeg:
-    min_similarity = vector_floor(settings, engine)
-    try:
-        result = await engine.vector_search(
-            query, scope, settings.recall_top_k, now, use_qdrant=settings.vector_tier == "qdrant"
-        )
-    except (EmbeddingError, VectorIndexError) as exc:
-        return _VectorLeg([], None, exc.code or "vector_unavailable")
-    hits = [
-        Candidate(memory_id=h.memory_id, score=h.score, rank=i + 1)
-        for i, h in enumerate(result.hits)
-        if h.score >= min_similarity
-    ]
-    return _VectorLeg(hits, result.tier, result.degraded, result.query)
-
-
 async def _both_legs(
     store: MemoryStore,
     engine: Engine,
@@ -236,13 +204,13 @@ async def _both_legs(
     settings: Settings,
     now: float,
     echo_of: str,
-) -> tuple[_VectorLeg, list[Candidate], dict[int, Memory]]:
+) -> tuple[VectorLeg, list[Candidate], dict[int, Memory]]:
     """Vector and keyword legs concurrently (hybrid).
 
     Keyword only after a failed vector leg (semantic). A cancellation (the recall budget ran
     out) cancels both.
     """
-    vector_task = asyncio.ensure_future(_vector_leg(engine, scope, query, settings, now))
+    vector_task = asyncio.ensure_future(vector_leg(engine, scope, query, settings, now))
     if settings.retrieval_strategy == "semantic":
         vector = await vector_task
         if vector.tier is not None:
@@ -306,7 +274,7 @@ async def recall(
             store, engine, scope, query, settings, now, echo
         )
     else:
-        vector_leg = _VectorLeg([])
+        vector_leg = VectorLeg([])
         keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo)
     if not vector_leg.candidates and not keyword:
         return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
@@ -344,45 +312,8 @@ class _Legs(msgspec.Struct):
     """The floored hits of both legs and the memory records known so far (by rowid)."""
 
     keyword: list[Candidate]
-    vector: _VectorLeg
+    vector: VectorLeg
     memories: dict[int, Memory]
-
-
-def keyword_supported(
-    vector: list[Candidate], keyword: list[Candidate], floor: float, margin: float
-) -> list[Candidate]:
-    """``vector`` hits (score = cosine); those without keyword support need ``floor + margin``.
-
-    A hybrid recall's loose embedding match alone must not inject an unrelated memory: a hit with
-    no keyword match needs ``margin`` more cosine than the vector floor ``floor``. ``margin`` ≤ 0
-    keeps every hit. On LoCoMo margins 0-0.5 over the static table's 0.5 floor moved Hit@5 by at
-    most 0.001 and MRR by at most 0.004 (README, "Recall quality"). Pure.
-    """
-    if margin <= 0:
-        return vector
-    found = {c.memory_id for c in keyword}
-    return [c for c in vector if c.memory_id in found or c.score >= floor + margin]
-
-
-def _similarity(
-    engine: Engine | None, scope: Scope, settings: Settings, legs: _Legs
-) -> dict[int, float] | None:
-    """The query's cosine with every candidate of both legs, for CombSUM over one pool.
-
-    None unless hybrid CombSUM with ``recall_fusion_score_all`` and a query embedding; the
-    cosines come from the in-memory matrices (:meth:`Engine.similarities`), so a candidate whose
-    row is not cached is simply absent.
-    """
-    if (
-        engine is None
-        or legs.vector.query is None
-        or settings.retrieval_strategy != "hybrid"
-        or settings.recall_fusion != "combsum"
-        or not settings.recall_fusion_score_all
-    ):
-        return None
-    ids = [c.memory_id for c in legs.keyword] + [c.memory_id for c in legs.vector.candidates]
-    return engine.similarities(legs.vector.query, scope, ids) or None
 
 
 async def _ranked(
@@ -403,7 +334,7 @@ async def _ranked(
     """
     keyword, memories = legs.keyword, legs.memories
     vector = legs.vector.candidates
-    similarity = _similarity(engine, scope, settings, legs)
+    similarity = candidate_similarity(engine, scope, settings, keyword, legs.vector)
     if vector or similarity:
         missing = [c.memory_id for c in vector if c.memory_id not in memories]
         memories.update(await _memories_of(store, engine, scope, missing))

@@ -9,9 +9,10 @@ import pytest
 
 from shared.models import Memory, NewMemory, Scope
 from shared.ranking import Candidate, memory_tokens
-from shared.retrieval import keyword_candidates, keyword_supported, select_within_budget
+from shared.retrieval import keyword_candidates, select_within_budget
 from shared.store import Store
 from shared.store.memories import KeywordSearch
+from shared.vector_leg import keyword_supported
 from tests.records import memory_record
 
 
