@@ -190,6 +190,14 @@ def run_model(session: Any, ids: np.ndarray, mask: np.ndarray) -> Vectors:
     return pooled
 
 
+QUERY_THREADS = 1
+"""Intra-op threads of the session that embeds a single text (a recall query). One sentence is
+too short to split well: with onnxruntime's default (one thread per core, spinning while it
+waits) ``bench/embed_cost.py`` measured 7.0 ms of CPU per LoCoMo question on 2 cores, with one
+thread 4.5 ms (wall time 4.1 against 4.9 ms per query in a separate trial); a gateway embedding
+many queries at once gains more from the cores than any one query does."""
+
+
 class TransformerEmbeddingSource(EmbeddingSource):
     """Local all-MiniLM-L6-v2 (int8 ONNX), 384-d.
 
@@ -198,12 +206,14 @@ class TransformerEmbeddingSource(EmbeddingSource):
 
     Inference runs in a worker thread (``asyncio.to_thread``) in batches of ``batch_size``
     texts sorted by length (less padding); concurrent calls are serialised so they do not fight
-    over the cores. The model and tokenizer load on the first :meth:`embed`, once.
+    over the cores. The model and tokenizer load on the first :meth:`embed`, once; a call with one
+    text (a recall query) runs on a session of :data:`QUERY_THREADS` intra-op threads, batches on
+    one of ``threads``.
 
     Args:
         batch_size: texts per forward pass (≥ 1; 16 measured faster than 32 on 2 cores).
         max_tokens: word pieces per text including [CLS]/[SEP], 2..256; longer texts are cut.
-        threads: onnxruntime intra-op threads (0 = onnxruntime's default).
+        threads: onnxruntime intra-op threads of batch calls (0 = onnxruntime's default).
 
     Raises:
         ConfigurationError: ``batch_size`` or ``max_tokens`` out of range.
@@ -221,21 +231,28 @@ class TransformerEmbeddingSource(EmbeddingSource):
         self._threads = threads
         self._lock = threading.Lock()
         self._session: Any = None
+        self._query_session: Any = None
         self._tokenizer: Tokenizer | None = None
 
-    def _load(self) -> tuple[Any, Tokenizer]:
-        if self._session is None or self._tokenizer is None:
+    def _load(self, single: bool) -> tuple[Any, Tokenizer]:
+        """The session for one text (``single``: a recall query) or a batch, and the tokenizer."""
+        if self._tokenizer is None:
             tok = load_tokenizer()
             tok.enable_truncation(max_length=self._max_tokens)
             tok.enable_padding(pad_id=0, pad_token="[PAD]")
-            self._session = load_session(self._threads)
             self._tokenizer = tok
+        if single:
+            if self._query_session is None:
+                self._query_session = load_session(QUERY_THREADS)
+            return self._query_session, self._tokenizer
+        if self._session is None:
+            self._session = load_session(self._threads)
         return self._session, self._tokenizer
 
     def _embed_sync(self, texts: list[str]) -> Vectors:
         with self._lock:
             try:
-                session, tok = self._load()
+                session, tok = self._load(single=len(texts) == 1)
                 order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
                 out = np.empty((len(texts), MODEL_DIM), dtype=np.float32)
                 for start in range(0, len(order), self._batch_size):

@@ -79,18 +79,23 @@ async def test_transformer_batching_is_order_preserving_and_consistent(
 async def test_transformer_truncates_long_texts_and_loads_once(
     transformer: TransformerEmbeddingSource,
 ) -> None:
-    await transformer.embed(["warm"])
-    session = transformer._session
+    one = await transformer.embed(["warm"])  # one text: the query session
+    query_session = transformer._query_session
     long = "alpha beta gamma " * 500
-    vecs = await transformer.embed([long, long + " omega"])
+    vecs = await transformer.embed([long, long + " omega"])  # a batch: the batch session
     np.testing.assert_allclose(vecs[0], vecs[1], atol=1e-6)  # the tail is cut at 256 tokens
-    assert transformer._session is session
+    session = transformer._session
+    assert session is not None and query_session is not None
+    both = await transformer.embed(["warm", "warm again"])
+    np.testing.assert_allclose(both[0], one[0], atol=1e-5)  # same vector from either session
+    await transformer.embed(["cold"])
+    assert transformer._session is session and transformer._query_session is query_session
     assert (await transformer.embed([])).shape == (0, 384)
 
 
 def test_transformer_is_lazy_and_validates_arguments() -> None:
     src = TransformerEmbeddingSource()
-    assert src._session is None and src._tokenizer is None
+    assert src._session is None and src._query_session is None and src._tokenizer is None
     with pytest.raises(ConfigurationError):
         TransformerEmbeddingSource(batch_size=0)
     with pytest.raises(ConfigurationError):
