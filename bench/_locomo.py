@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from shared.echo import states_nothing
+from shared.question_form import states_nothing
 from shared.turn_context import neighbour_context
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -141,7 +141,7 @@ def turn_memories(
     :func:`shared.turn_context.neighbour_context` over the memory texts of the turn's session
     (every turn of it, in order, whoever spoke: two before, two after), exactly as learning fills
     ``memories.context`` from a chat. Turns that only ask, request or exchange pleasantries
-    (:func:`shared.echo.states_nothing` on the memory text) are left out as learning
+    (:func:`shared.question_form.states_nothing` on the memory text) are left out as learning
     leaves them out, unless ``capture_all``. ``with_speaker`` False: the bare turn texts
     (:meth:`Turn.memory_text`), context included. No speaker, dia_id or sample-id handling.
     """

@@ -5,8 +5,8 @@ later "My dog is called Rex" when the question is asked again, sets the relative
 and the answer is not injected. Two rules prevent that (docs/ARCHITECTURE.md, "Recall"):
 
 * learning does not capture a turn that is only a question or a request to the assistant
-  (:func:`is_question_or_request`); facts are still extracted from it (the extractor drops
-  question sentences itself) and it still serves as context of its neighbours;
+  (:func:`shared.question_form.is_question_or_request`); facts are still extracted from it (the
+  extractor drops question sentences itself) and it still serves as context of its neighbours;
 * recall drops a memory that is an echo of the query (:func:`is_echo`) before the relative floor
   is computed, so an echo is never injected and never sets the floor (:func:`drop_echoes`);
 * a memory whose match with the query lies only in its question sentences (it asked about the
@@ -26,6 +26,7 @@ from typing import TypeVar
 import msgspec
 
 from shared.fts_query import query_terms
+from shared.question_form import SENTENCE_RE, is_question_or_request, is_question_sentence
 from shared.ranking import Candidate
 from shared.recall_index.analysis import analyse
 from shared.recall_index.prepared import Prepared
@@ -43,96 +44,6 @@ ECHO_CACHE_SIZE = 16_384
 #: Longest memory text (characters) checked by :func:`asks_only`; a longer one is never asks-only
 #: (it bounds the per-recall cost: at most ``recall_top_k`` texts of this size are analysed).
 MAX_ASKS_CHARS = 2000
-
-_SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
-_QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
-# A clause in which the user states something about themselves ("I moved to Berlin, any tips?").
-_FIRST_PERSON_CLAUSE_RE = re.compile(
-    r"(?:^|[,;:]\s*|\b(?:and|but|so|because)\s+)(?:I|I'm|Im|I've|I'll|I'd|my|we|we're|we've|our)\b",
-    re.IGNORECASE,
-)
-# A request addressed to the assistant: polite forms and common imperative verbs, at the start.
-_REQUEST_RE = re.compile(
-    r"^\W*(?:please\b|(?:can|could|would|will)\s+you\b|help\s+me\b|let\s+me\s+know\b|"
-    r"(?:tell|show|give|send|teach|remind)\s+me\b|"
-    r"(?:write|explain|summari[sz]e|translate|list|describe|generate|create|draft|rewrite|"
-    r"refactor|debug|fix|compare|suggest|recommend|find|calculate|convert|review|outline|define|"
-    r"brainstorm|compose|proofread|paraphrase|continue|elaborate|implement|solve)\b)",
-    re.IGNORECASE,
-)
-
-# Greetings and thanks around a question or request ("Hi! Can you ...? Thanks.") state nothing.
-_PLEASANTRY_RE = re.compile(
-    r"^\W*(?:hi|hello|hey|thanks|thank\s+you|thx|cheers|ok|okay|great|cool|sure)\b\W*(?:\w+\W*)?$",
-    re.IGNORECASE,
-)
-
-
-# A question typed without its "?" ("what laptop do I have"): an interrogative word first, not
-# followed by a first-person word ("What I love most is hiking", "When I was young ..." state
-# something), or an inverted auxiliary before a pronoun or determiner ("do I have a dog", "is my
-# flight on Monday"); only for a sentence with no closing punctuation at all.
-_UNMARKED_QUESTION_RE = re.compile(
-    r"^\W*(?:(?:what|where|when|who|whom|whose|which|why|how)\b(?!\W+(?:i|i'm|im|i've|i'd|my|we|"
-    r"we're|our|me)\b)|(?:do|does|did|is|are|was|were|am|have|has)\s+(?:i|you|we|my|our|your|"
-    r"the|it|there|this|that|they|he|she)\b)",
-    re.IGNORECASE,
-)
-_UNPUNCTUATED_RE = re.compile(r"[^.!?。！？\s]\s*$")
-
-
-def _is_question_sentence(sentence: str) -> bool:
-    """A question that states nothing about the user in a clause of its own.
-
-    It ends in ``?``, or it has no closing punctuation and is worded as a question
-    (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog").
-    """
-    if not _QUESTION_END_RE.search(sentence) and not (
-        _UNPUNCTUATED_RE.search(sentence) and _UNMARKED_QUESTION_RE.match(sentence)
-    ):
-        return False
-    return not _FIRST_PERSON_CLAUSE_RE.search(sentence)
-
-
-def is_question_or_request(text: str) -> bool:
-    """True when every sentence of ``text`` is a question or a request to the assistant.
-
-    A question sentence ends in ``?``/``？`` (or, typed without it and with no closing
-    punctuation, starts like a question: "what laptop do I have") with no clause of its own
-    starting with a first-person word ("What is my dog called?" is one; "I moved to Berlin, any
-    tips?" is not). A request starts
-    with a polite form or an imperative verb addressed to the assistant ("Please ...", "Can you
-    ...", "Tell me ...", "Write ...", "Explain ..."). Greetings and thanks of at most two words
-    ("Hi!", "Thanks a lot.") are ignored; a text with any other sentence (a statement) is
-    not. English rules: another language's question without ``?`` counts as a statement (it is
-    captured, as before). Empty text → False. Pure; never raises.
-    """
-    seen = False  # sentences: split after ``. ! ? 。！？`` and at newlines
-    for match in _SENTENCE_RE.finditer(text):  # stops at the first statement
-        sentence = match.group().strip()
-        if not sentence or _PLEASANTRY_RE.match(sentence):
-            continue
-        if not (_is_question_sentence(sentence) or _REQUEST_RE.search(sentence)):
-            return False
-        seen = True
-    return seen
-
-
-def states_nothing(text: str) -> bool:
-    """True when ``text`` carries nothing to remember: only asks, requests or pleasantries.
-
-    :func:`is_question_or_request`, or every sentence a greeting or thanks of at most two words
-    ("hi", "hello", "ok thanks", "Thanks a lot!"), or no word at all. What learning never
-    captures as a turn (it still serves as the context of its neighbours). Pure; never raises.
-    """
-    if is_question_or_request(text):
-        return True
-    for match in _SENTENCE_RE.finditer(text):
-        sentence = match.group().strip()
-        if sentence and not _PLEASANTRY_RE.match(sentence) and any(c.isalnum() for c in sentence):
-            return False
-    return True
-
 
 _WORD_RE = re.compile(r"\w+")
 
@@ -293,10 +204,10 @@ def sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:
     :func:`shared.recall_index.analysis.analyse`. Pure.
     """
     out = []
-    for match in _SENTENCE_RE.finditer(content):
+    for match in SENTENCE_RE.finditer(content):
         sentence = match.group().strip()
         if sentence:
-            out.append((frozenset(analyse(sentence)), _is_question_sentence(sentence)))
+            out.append((frozenset(analyse(sentence)), is_question_sentence(sentence)))
     return tuple(out)
 
 

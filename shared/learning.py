@@ -17,9 +17,9 @@ One ``learn`` job handles one exchange (:class:`~shared.jobs.payloads.LearnPaylo
 3. **Extract** (:mod:`shared.fact_candidates`): regex or LLM facts, each tied to its turn.
 4. **Write** (:mod:`shared.memory_writes`): sanitise → sensitive check → dedupe → upsert facts,
    capture each new turn as an episodic ``turn`` memory unless it only asks a question or makes a
-   request (:func:`shared.echo.is_question_or_request`), delete contradicted facts; facts and
-   captured turns are written in one transaction (all or nothing). A forget made at or after
-   this request wins over it (:mod:`shared.forget_guard`): what it names is not written, or is
+   request (:func:`shared.question_form.is_question_or_request`), delete contradicted facts;
+   facts and captured turns are written in one transaction (all or nothing). A forget made at or
+   after this request wins over it (:mod:`shared.forget_guard`): what it names is not written, or is
    deleted again when the forget committed during the write.
 5. **Previous turns' context.** The two turns before this request's first new one learned their
    context without the turns that followed them (those arrive now): their context is recomputed

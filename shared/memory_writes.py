@@ -7,7 +7,7 @@ a second row. Each fact keeps a link to the user turn it came from (``turn_key``
 turns are episodic ``turn`` memories with sensitive spans replaced by typed placeholders
 (``[email]``, ...) and their conversation context (:mod:`shared.turn_context`), except turns that
 only ask a question, make a request or exchange pleasantries
-(:func:`shared.echo.states_nothing`).
+(:func:`shared.question_form.states_nothing`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from collections.abc import Sequence
 import msgspec
 
 from shared.dedupe import fact_tokens, is_near_duplicate
-from shared.echo import states_nothing
 from shared.extraction import (
     CATEGORIES,
     CATEGORY_TYPES,
@@ -33,6 +32,7 @@ from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.models import Memory, NewMemory, Scope
+from shared.question_form import states_nothing
 
 #: Existing facts fetched by the FTS5 near-duplicate lookup, per new fact.
 DEDUPE_CANDIDATES = 8

@@ -34,7 +34,7 @@ from shared.outbound_policy import check_outbound_settings
 from shared.sensitive import SensitiveDetector
 from shared.sensitive_patterns import build_detector
 from shared.settings import Settings, settings_fields
-from shared.settings_checks import MAX_BM25_K1, MAX_CONTEXT_WEIGHT
+from shared.settings_checks import check_bounds
 from shared.store.settings_row import SettingsRow, SettingsStore
 
 log = logging.getLogger("mnemogate.settings")
@@ -94,74 +94,6 @@ SECRET_FIELDS: frozenset[str] = frozenset(
 MASK = "********"
 CAS_RETRIES = 5
 
-# Inclusive (low, high) bounds of numeric fields; any other numeric field must be finite and >= 0.
-BOUNDS: dict[str, tuple[float, float]] = {
-    "max_body_bytes": (1, 1 << 30),
-    # under 1 s a slow but healthy client could not send a body
-    "body_read_timeout_s": (1, 3600),
-    "bm25_b": (0, 1),
-    "upstream_timeout_s": (0.001, 3600),
-    "upstream_connect_timeout_s": (0.001, 600),
-    "recall_max_tokens": (0, 8000),
-    "recall_top_k": (1, 1000),
-    "recall_max_memories": (0, 1000),
-    "keyword_common_term_df": (0, 1_000_000),
-    "vector_min_similarity": (-1, 1),
-    "recall_vector_only_margin": (0, 1),
-    "access_immunity": (0, 1_000_000),
-    "max_memories_per_owner": (0, 1_000_000_000),
-    "sweep_max_scan": (1, 100_000_000),
-    "relevance_half_life_days": (0, 36_500),
-    "recall_timeout_ms": (0, 60_000),
-    "recall_query_max_bytes": (16, 1 << 20),
-    "recall_query_max_terms": (1, 4096),
-    "recall_relative_floor": (0, 1),
-    "recall_fusion_keyword_share": (0, 1),
-    "recall_context_weight": (0, MAX_CONTEXT_WEIGHT),
-    "bm25_k1": (0, MAX_BM25_K1),
-    "recall_question_factor": (0, 1),
-    "recall_when_factor": (1, 10),
-    "rrf_k": (0.001, 10_000),
-    "rrf_keyword_weight": (0, 100),
-    "rrf_vector_weight": (0, 100),
-    "rerank_candidates": (1, 100),
-    "rerank_timeout_ms": (1, 60_000),
-    "query_rewrite_timeout_ms": (1, 60_000),
-    "learn_max_turns": (1, 100),
-    "forget_max_matches": (1, 1000),
-    "end_user_max_chars": (1, 4096),
-    "llm_extractor_min_turns": (1, 1000),
-    "llm_extractor_timeout_s": (0.001, 3600),
-    "embedding_dim": (0, 16_384),
-    "embedding_timeout_s": (0.001, 600),
-    "embedding_cache_size": (0, 10_000_000),
-    "qdrant_timeout_s": (0.001, 600),
-    "episodic_ttl_days": (0, 36_500),
-    "factual_ttl_days": (0, 36_500),
-    "procedural_ttl_days": (0, 36_500),
-    "semantic_ttl_days": (0, 36_500),
-    "sweep_batch_size": (1, 1_000_000),
-    "job_max_tries": (1, 100),
-    "outbox_relay_interval_s": (0.01, 86_400),
-    "settings_refresh_s": (0, 3600),
-    "http_timeout_s": (0.001, 3600),
-    "http_connect_timeout_s": (0.001, 600),
-}
-
-
-def _check_bounds(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return
-    if not math.isfinite(value):
-        raise ConfigurationError(f"setting '{name}' must be a finite number")
-    low, high = BOUNDS.get(name, (0, math.inf))
-    if not low <= value <= high:
-        if math.isinf(high):
-            raise ConfigurationError(f"setting '{name}' must be >= {low:g}, got {value!r}")
-        raise ConfigurationError(
-            f"setting '{name}' must be within {low:g}..{high:g}, got {value!r}"
-        )
-
 
 def apply_overrides(base: Settings, overrides: Mapping[str, Any]) -> Settings:
     """``base`` with ``overrides`` applied, type-checked and range-checked.
@@ -170,7 +102,7 @@ def apply_overrides(base: Settings, overrides: Mapping[str, Any]) -> Settings:
         ConfigurationError: a value has the wrong type or is out of range.
     """
     for name, value in overrides.items():
-        _check_bounds(name, value)
+        check_bounds(name, value)
     merged = {**msgspec.structs.asdict(base), **overrides}
     try:
         return msgspec.convert(merged, Settings)

@@ -30,7 +30,7 @@ class Prepared(msgspec.Struct, frozen=True, array_like=True):
 
     ``line``: its block line (:func:`shared.memory_block.memory_line` of the redacted content;
     ``""`` when nothing is left after sanitising). ``asked``: the distinct search terms of a text
-    that is a question or request (:func:`shared.echo.is_question_or_request`), else empty.
+    that is a question or request (:func:`shared.question_form.is_question_or_request`), else empty.
     ``q_terms``/``s_terms``: the index terms of its question sentences and of its other
     sentences; ``q_terms`` is None when the text can never be asks-only (no ``?``, or too long;
     :func:`shared.echo.asks_only`).

@@ -16,10 +16,9 @@ from shared.echo import (
     demote_questions,
     drop_echoes,
     is_echo,
-    is_question_or_request,
-    states_nothing,
 )
 from shared.fts_query import query_terms
+from shared.question_form import is_question_or_request, states_nothing
 from shared.ranking import Candidate
 from shared.recall_index.analysis import query_tokens
 
@@ -41,6 +40,11 @@ from shared.recall_index.analysis import query_tokens
         "do I have a dog",
         "is my flight on Monday",
         "How long ago did we meet",
+        "whats my sisters job",
+        "wheres my phone",
+        "how old am I",
+        "what time is it",
+        "Have you been to Rome",
     ],
 )
 def test_only_asking_is_a_question_or_request(text):
@@ -63,6 +67,19 @@ def test_only_asking_is_a_question_or_request(text):
         "What a lovely day.",
         "Do remember that my sister lives in Oslo",
         "I moved to Berlin. what should I see",
+        "When the weather is bad I work from home",
+        "What the vet told me is that Rex needs surgery",
+        "Where the kids go to school is St Marys",
+        "When the baby arrives we will move to Leeds",
+        "What she told me is that I am adopted",
+        "Which is why I sold my Volvo",
+        "Did you know I speak five languages",
+        "When it is cold I stay in",
+        # notes to remember, worded as requests or questions, carry the fact
+        "Please note that I am allergic to peanuts",
+        "Can you remember that my bike is a Brompton",
+        "Could you keep in mind that my flat is on the fourth floor?",
+        "Remember that my sister is a doctor in Lyon",
         "Explain closures. I use JS daily.",
         "ok",
         "",

@@ -122,6 +122,15 @@ def test_providers_file_with_unknown_field_is_refused(tmp_path):
         ("MNEMOGATE_RECALL_WHEN_FACTOR", "0.5"),
         ("MNEMOGATE_VECTOR_MIN_SIMILARITY", "1.5"),
         ("MNEMOGATE_UPSTREAM_TIMEOUT_S", "nan"),
+        # the runtime settings API's ranges hold at start too
+        ("MNEMOGATE_RECALL_TOP_K", "0"),
+        ("MNEMOGATE_RECALL_TOP_K", "-1"),
+        ("MNEMOGATE_RECALL_TOP_K", "5000"),
+        ("MNEMOGATE_RECALL_MAX_MEMORIES", "-1"),
+        ("MNEMOGATE_RECALL_MAX_MEMORIES", "5000"),
+        ("MNEMOGATE_KEYWORD_COMMON_TERM_DF", "-1"),
+        ("MNEMOGATE_RRF_K", "1e308"),
+        ("MNEMOGATE_EPISODIC_TTL_DAYS", "-3"),
     ],
 )
 def test_out_of_range_or_non_finite_numbers_are_refused_at_start(name, value):
@@ -130,3 +139,12 @@ def test_out_of_range_or_non_finite_numbers_are_refused_at_start(name, value):
     with pytest.raises(ConfigurationError) as exc:
         load_settings({name: value})
     assert name.removeprefix("MNEMOGATE_").lower() in exc.value.message
+
+
+def test_range_errors_print_numbers_as_written():
+    with pytest.raises(ConfigurationError) as exc:
+        load_settings({"MNEMOGATE_RECALL_QUERY_MAX_BYTES": "8"})
+    assert "must be within 16..1048576, got 8" in exc.value.message
+    with pytest.raises(ConfigurationError) as exc:
+        load_settings({"MNEMOGATE_RECALL_RELATIVE_FLOOR": "1.5"})
+    assert "must be within 0..1, got 1.5" in exc.value.message

@@ -10,7 +10,7 @@ They are written into the OpenAPI document so that it describes exactly what the
   satisfy it; ``owner_id`` counts only for the admin).
 * ``PUT /api/settings`` takes exactly the runtime-editable fields, each nullable, with the type
   of :class:`shared.settings.Settings` and the range of
-  :data:`shared.runtime_settings.BOUNDS` (other numbers: finite and >= 0).
+  :data:`shared.settings_checks.BOUNDS` (other numbers: finite and >= 0).
 * Counts a client key may not see are ``null`` (``GET /api/engine``, stats).
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 
 import msgspec
 
-from shared.runtime_settings import BOUNDS, IMMUTABLE_FIELDS
+from shared.runtime_settings import IMMUTABLE_FIELDS
 from shared.settings import Settings
+from shared.settings_checks import BOUNDS
 
 __all__ = [
     "VARIANTS",

@@ -1,0 +1,125 @@
+"""What a chat turn says: only a question, a request or a pleasantry, or a statement (pure).
+
+A turn that only asks ("What is my dog called?", also typed as "what is my dog called"), makes a
+request to the assistant ("Write a poem about the sea") or exchanges pleasantries ("ok thanks")
+carries nothing to remember: learning does not capture it (:func:`states_nothing`), and recall
+treats a stored one as a possible echo of the query (:mod:`shared.echo`). English rules; another
+language's question without ``?`` counts as a statement. docs/ARCHITECTURE.md, "Recall".
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "SENTENCE_RE",
+    "is_question_or_request",
+    "is_question_sentence",
+    "states_nothing",
+]
+
+#: One sentence: split after ``. ! ? 。！？`` (closing quotes and brackets kept) and at newlines.
+SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
+_QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
+# A clause in which the user states something about themselves ("I moved to Berlin, any tips?").
+_FIRST_PERSON_CLAUSE_RE = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|but|so|because)\s+)(?:I|I'm|Im|I've|I'll|I'd|my|we|we're|we've|our)\b",
+    re.IGNORECASE,
+)
+# A request addressed to the assistant: polite forms and common imperative verbs, at the start.
+_REQUEST_RE = re.compile(
+    r"^\W*(?:please\b|(?:can|could|would|will)\s+you\b|help\s+me\b|let\s+me\s+know\b|"
+    r"(?:tell|show|give|send|teach|remind)\s+me\b|"
+    r"(?:write|explain|summari[sz]e|translate|list|describe|generate|create|draft|rewrite|"
+    r"refactor|debug|fix|compare|suggest|recommend|find|calculate|convert|review|outline|define|"
+    r"brainstorm|compose|proofread|paraphrase|continue|elaborate|implement|solve)\b)",
+    re.IGNORECASE,
+)
+
+# Greetings and thanks around a question or request ("Hi! Can you ...? Thanks.") state nothing.
+_PLEASANTRY_RE = re.compile(
+    r"^\W*(?:hi|hello|hey|thanks|thank\s+you|thx|cheers|ok|okay|great|cool|sure)\b\W*(?:\w+\W*)?$",
+    re.IGNORECASE,
+)
+
+
+# A question typed without its "?" ("what laptop do I have", "whats my sisters job"): an
+# interrogative word, then (after at most one word: "what laptop") an auxiliary or copula
+# ("is", "do", "did", ...), or "how" with a degree word ("how old", "how many"), or an inverted
+# auxiliary before a pronoun or determiner first ("do I have a dog", "is my flight on Monday").
+# An interrogative followed by a subject is a clause of a statement ("When the weather is bad I
+# work from home", "What the vet told me is ...", "What I love most is hiking"), as is "which is
+# why ..." and "do/did you know/remember that ...". Only for a sentence with no closing
+# punctuation at all.
+_AUX = r"(?:is|are|was|were|am|do|does|did|can|could|should|would|will|shall|have|has|had)"
+_SUBJECT = r"(?:i|you|we|he|she|it|they|the|my|our|his|her|their|this|that|these|those)"
+_UNMARKED_QUESTION_RE = re.compile(
+    rf"^\W*(?:(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!{_SUBJECT}\b)\w+)?\s+{_AUX}\b"
+    r"(?<!which is)|(?:whats|wheres|whens|whos|hows|whys)\b|how\s+(?:old|many|much|long|far|often|"
+    rf"come)\b|{_AUX}\s+(?:i|you|we|my|our|your|the|it|there|this|that|they|he|she)\b"
+    r"(?!\s+(?:know|remember|recall)\b))",
+    re.IGNORECASE,
+)
+# A note to remember ("Please note that I am allergic to peanuts", "Can you remember that my bike
+# is a Brompton?") is worded as a request or a question but carries the fact: it is a statement.
+_NOTE_RE = re.compile(
+    r"\b(?:note|remember|keep\s+in\s+mind|don'?t\s+forget|do\s+not\s+forget)\s+(?:that\b|:)",
+    re.IGNORECASE,
+)
+_UNPUNCTUATED_RE = re.compile(r"[^.!?。！？\s]\s*$")
+
+
+def is_question_sentence(sentence: str) -> bool:
+    """A question that states nothing about the user in a clause of its own.
+
+    It ends in ``?``, or it has no closing punctuation and is worded as a question
+    (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog").
+    """
+    if not _QUESTION_END_RE.search(sentence) and not (
+        _UNPUNCTUATED_RE.search(sentence) and _UNMARKED_QUESTION_RE.match(sentence)
+    ):
+        return False
+    return not _FIRST_PERSON_CLAUSE_RE.search(sentence)
+
+
+def is_question_or_request(text: str) -> bool:
+    """True when every sentence of ``text`` is a question or a request to the assistant.
+
+    A question sentence ends in ``?``/``？`` (or, typed without it and with no closing
+    punctuation, starts like a question: "what laptop do I have") with no clause of its own
+    starting with a first-person word ("What is my dog called?" is one; "I moved to Berlin, any
+    tips?" is not). A sentence asking to note or remember something ("Please note that ...",
+    "Can you remember that ...?") states it, and is never only a request. A request starts
+    with a polite form or an imperative verb addressed to the assistant ("Please ...", "Can you
+    ...", "Tell me ...", "Write ...", "Explain ..."). Greetings and thanks of at most two words
+    ("Hi!", "Thanks a lot.") are ignored; a text with any other sentence (a statement) is
+    not. English rules: another language's question without ``?`` counts as a statement (it is
+    captured, as before). Empty text → False. Pure; never raises.
+    """
+    seen = False  # sentences: split after ``. ! ? 。！？`` and at newlines
+    for match in SENTENCE_RE.finditer(text):  # stops at the first statement
+        sentence = match.group().strip()
+        if not sentence or _PLEASANTRY_RE.match(sentence):
+            continue
+        if _NOTE_RE.search(sentence) or not (
+            is_question_sentence(sentence) or _REQUEST_RE.search(sentence)
+        ):
+            return False
+        seen = True
+    return seen
+
+
+def states_nothing(text: str) -> bool:
+    """True when ``text`` carries nothing to remember: only asks, requests or pleasantries.
+
+    :func:`is_question_or_request`, or every sentence a greeting or thanks of at most two words
+    ("hi", "hello", "ok thanks", "Thanks a lot!"), or no word at all. What learning never
+    captures as a turn (it still serves as the context of its neighbours). Pure; never raises.
+    """
+    if is_question_or_request(text):
+        return True
+    for match in SENTENCE_RE.finditer(text):
+        sentence = match.group().strip()
+        if sentence and not _PLEASANTRY_RE.match(sentence) and any(c.isalnum() for c in sentence):
+            return False
+    return True
