@@ -21,10 +21,16 @@ from shared.recall_index.segment import SegmentData, segment_from
 if TYPE_CHECKING:
     from shared.recall_index.cache import OwnerCache
 
-__all__ = ["SNAPSHOT_LAG", "from_rows", "from_snapshot"]
+__all__ = ["SNAPSHOT_FEED_LAG", "SNAPSHOT_LAG", "from_rows", "from_snapshot"]
 
 SNAPSHOT_LAG = 20_000
-"""A stored snapshot further behind the applied feed than this is ignored (rebuilt from rows)."""
+"""A stored snapshot more content changes (writes, deletes) behind the applied feed than this is
+ignored (rebuilt from rows). Access-counter changes do not count: every recall logs one per
+recalled memory, so counting them made a busy owner's snapshot useless after ~2,000 requests,
+and every restart rebuilt and prepared the owner again."""
+SNAPSHOT_FEED_LAG = 200_000
+"""A stored snapshot further behind the applied feed than this, counting every change, is ignored
+without reading the feed (bounds the catch-up read)."""
 
 
 async def from_rows(self: OwnerCache, owner_id: str) -> OwnerIndex:
@@ -84,7 +90,8 @@ async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:
     """The owner from its stored snapshot, or None when there is none usable.
 
     Unusable: another format, older than the pruned feed, more than
-    :data:`SNAPSHOT_LAG` changes behind, a catch-up that would outgrow the delta
+    :data:`SNAPSHOT_LAG` content changes (or :data:`SNAPSHOT_FEED_LAG` changes of any kind)
+    behind, a catch-up that would outgrow the delta
     (:meth:`OwnerIndex.needs_rebuild`), or undecodable. Features prepared under another
     preparer than :attr:`prepare` are dropped and prepared again in the background.
     """
@@ -92,7 +99,7 @@ async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:
     if stored is None or stored[1] != snapshot.FORMAT:
         return None
     seq, _, blob = stored
-    if self.applied - seq > SNAPSHOT_LAG or seq + 1 < await self.source.tail():
+    if self.applied - seq > SNAPSHOT_FEED_LAG or seq + 1 < await self.source.tail():
         return None
 
     prepare = self.prepare
@@ -114,7 +121,10 @@ async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:
         return None
     index, data = built
     caught = await self.changes_between(seq, max(seq, self.applied))
-    churn = {c.memory_id for c in caught if c.owner_id == owner_id and c.op != "a"}
+    content = [c for c in caught if c.op != "a"]
+    if len(content) > SNAPSHOT_LAG:
+        return None
+    churn = {c.memory_id for c in content if c.owner_id == owner_id}
     if len(churn) > max(REBUILD_MIN, REBUILD_SHARE * len(index.segment)):
         return None
     if prepare is not None and data.prepared is None:

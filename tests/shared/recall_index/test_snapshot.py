@@ -17,6 +17,7 @@ from pathlib import Path
 from shared.models import MemoryChanges, NewMemory, Scope
 from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.recall_index import snapshot as snap
+from shared.recall_index.loading import SNAPSHOT_LAG
 from shared.settings import Settings, load_settings
 from shared.store import Store, recall_rows
 from shared.store.memories import KeywordSearch
@@ -137,3 +138,33 @@ async def test_undecodable_snapshot_falls_back_to_rows(tmp_path: Path) -> None:
     assert not index.cache.owners["o1"].from_snapshot
     await index.close()
     await store.close()
+
+
+async def test_access_counters_alone_never_make_a_snapshot_too_old(tmp_path: Path) -> None:
+    # every recall logs one access change per recalled memory: counting them against the
+    # snapshot's lag made a busy owner's snapshot useless after ~2,000 requests, so every restart
+    # rebuilt the owner from its rows and prepared it again
+    store, config = await _open(tmp_path)
+    await _seed(store, 50)
+    warm = build_keyword_index(config, store)
+    try:
+        now = time.time()
+        await answers(warm, now)
+        await warm.cache.settle()  # the snapshot is stored
+        listed, _ = await store.memories.list(owner_id="o1", limit=50)
+        ids = [m.id for m in listed]
+        rounds = SNAPSHOT_LAG // len(ids) + 5
+        for i in range(rounds):
+            await store.memories.record_access(ids, now + i)
+        cold = build_keyword_index(config, store)
+        try:
+            got = await answers(cold, now)
+            assert cold.cache.owners["o1"].from_snapshot
+            assert got == await answers(warm, now)
+            held = cold.cache.owners["o1"].lookup(ids[:1])[ids[0]]
+            assert held.access_count == rounds  # the counters were caught up from the feed
+        finally:
+            await cold.close()
+    finally:
+        await warm.close()
+        await store.close()
