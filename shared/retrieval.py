@@ -204,15 +204,17 @@ async def _both_legs(
     settings: Settings,
     now: float,
     echo_of: str,
+    vector_deadline: float | None = None,
 ) -> tuple[VectorLeg, list[Candidate], dict[int, Memory]]:
     """Vector and keyword legs concurrently (hybrid).
 
     Keyword only after a failed vector leg (semantic). A cancellation (the recall budget ran
-    out) cancels both.
+    out) cancels both. A vector leg still running at ``vector_deadline`` (event-loop time) is
+    cancelled and counts as failed (``vector_timeout``): recall answers from the keyword leg.
     """
     vector_task = asyncio.ensure_future(vector_leg(engine, scope, query, settings, now))
     if settings.retrieval_strategy == "semantic":
-        vector = await vector_task
+        vector = await _vector_by(vector_task, vector_deadline)
         if vector.tier is not None:
             return vector, [], {}
         return vector, *await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
@@ -221,7 +223,22 @@ async def _both_legs(
     except BaseException:
         vector_task.cancel()
         raise
-    return await vector_task, keyword, memories
+    return await _vector_by(vector_task, vector_deadline), keyword, memories
+
+
+async def _vector_by(task: asyncio.Future[VectorLeg], deadline: float | None) -> VectorLeg:
+    """``task``'s leg, or an empty one (``vector_timeout``) if it is not done by ``deadline``.
+
+    The task is cancelled then (a local model's queued query is skipped, a remote request
+    closed). Under overload the query embedding is what queues longest: the keyword leg's hits
+    are then worth more than a whole recall lost to the budget.
+    """
+    if deadline is None or task.done():
+        return await task
+    try:
+        return await asyncio.wait_for(task, deadline - asyncio.get_running_loop().time())
+    except TimeoutError:
+        return VectorLeg([], None, "vector_timeout")
 
 
 async def _memories_of(
@@ -245,6 +262,7 @@ async def recall(
     *,
     assist: RecallAssist | None = None,
     echo_of: str | None = None,
+    vector_deadline: float | None = None,
 ) -> RecallResult:
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
@@ -259,6 +277,8 @@ async def recall(
     the engine's in-memory index (:mod:`shared.recall_index`) when there is one, else FTS5.
     Memories echoing ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before the
     floor; with ``assist`` the fused candidates may be reranked (:mod:`shared.recall_assist`).
+    ``vector_deadline`` (event-loop time): a vector leg not done by then is cancelled and recall
+    answers from the keyword leg, ``degraded`` = ``vector_timeout``.
 
     Raises:
         StoreError: the keyword store failed (the caller degrades to no memory).
@@ -271,7 +291,7 @@ async def recall(
     if want_vector:
         assert engine is not None
         vector_leg, keyword, memories = await _both_legs(
-            store, engine, scope, query, settings, now, echo
+            store, engine, scope, query, settings, now, echo, vector_deadline
         )
     else:
         vector_leg = VectorLeg([])

@@ -206,7 +206,9 @@ class TransformerEmbeddingSource(EmbeddingSource):
 
     Inference runs in a worker thread (``asyncio.to_thread``) in batches of ``batch_size``
     texts sorted by length (less padding); concurrent calls are serialised so they do not fight
-    over the cores. The model and tokenizer load on the first :meth:`embed`, once; a call with one
+    over the cores; a call cancelled while it waits for the model (its recall budget ran out) is
+    skipped, so work abandoned under overload does not queue ahead of live requests. The model
+    and tokenizer load on the first :meth:`embed`, once; a call with one
     text (a recall query) runs on a session of :data:`QUERY_THREADS` intra-op threads, batches on
     one of ``threads``.
 
@@ -233,6 +235,8 @@ class TransformerEmbeddingSource(EmbeddingSource):
         self._session: Any = None
         self._query_session: Any = None
         self._tokenizer: Tokenizer | None = None
+        #: Calls skipped because their caller was cancelled while they waited for the model.
+        self.abandoned = 0
 
     def _load(self, single: bool) -> tuple[Any, Tokenizer]:
         """The session for one text (``single``: a recall query) or a batch, and the tokenizer."""
@@ -249,8 +253,14 @@ class TransformerEmbeddingSource(EmbeddingSource):
             self._session = load_session(self._threads)
         return self._session, self._tokenizer
 
-    def _embed_sync(self, texts: list[str]) -> Vectors:
+    def _embed_sync(self, texts: list[str], abandoned: threading.Event | None = None) -> Vectors:
         with self._lock:
+            if abandoned is not None and abandoned.is_set():
+                # its caller gave up (the recall budget ran out) while it queued for the model
+                self.abandoned += 1
+                raise EmbeddingError(
+                    "embedding abandoned by its caller", code="embedding_abandoned"
+                )
             try:
                 session, tok = self._load(single=len(texts) == 1)
                 order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -278,4 +288,11 @@ class TransformerEmbeddingSource(EmbeddingSource):
         """
         if not texts:
             return empty_vectors(MODEL_DIM)
-        return await asyncio.to_thread(self._embed_sync, list(texts))
+        abandoned = threading.Event()
+        try:
+            return await asyncio.to_thread(self._embed_sync, list(texts), abandoned)
+        except asyncio.CancelledError:
+            # a thread cannot be stopped, but a job still queued for the model lock is skipped:
+            # under overload, requests that gave up no longer spend the model's time
+            abandoned.set()
+            raise

@@ -10,6 +10,7 @@ previous behaviour, the setting off) it cannot.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
@@ -113,3 +114,22 @@ async def test_a_keyword_hit_outside_the_vector_top_k_counts_its_own_cosine(worl
 async def test_rrf_ignores_the_candidate_cosines(world) -> None:
     ranked = await _recalled(world, recall_fusion="rrf")
     assert ranked == await _recalled(world, recall_fusion="rrf", recall_fusion_score_all=False)
+
+
+async def test_a_vector_leg_past_its_deadline_leaves_the_keyword_hits(world, upstream) -> None:
+    # under overload the query embedding queues longest: past the vector deadline recall answers
+    # from the keyword leg (degraded, but with memories) instead of losing the whole recall
+    store, engine, db, base_url = world
+    upstream.embeddings_delay_s = 5.0  # far past the deadline
+    deadline = asyncio.get_running_loop().time() + 0.2
+    result = await recall(
+        store.memories,
+        Scope(owner_id="o"),
+        "stripes",  # not embedded before: no cached vector
+        _settings(db, base_url),
+        time.time(),
+        engine,
+        vector_deadline=deadline,
+    )
+    assert result.degraded == "vector_timeout"
+    assert {m.content for m in result.memories} == {"zebra zebra stripes", "zebra stripes"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from shared.embedding import (
 )
 from shared.embedding.onnx_minilm import load_tokenizer
 from shared.errors import ConfigurationError, EmbeddingError
+from tests.waiting import wait_until
 
 needs_local = pytest.mark.skipif(
     not transformers_available(), reason="local-embeddings extra not installed"
@@ -91,6 +93,30 @@ async def test_transformer_truncates_long_texts_and_loads_once(
     await transformer.embed(["cold"])
     assert transformer._session is session and transformer._query_session is query_session
     assert (await transformer.embed([])).shape == (0, 384)
+
+
+@needs_local
+async def test_a_query_abandoned_while_it_waits_for_the_model_is_skipped() -> None:
+    # under overload the recall budget cancels requests whose query is still queued for the
+    # model; their jobs must not run ahead of live requests (a thread cannot be stopped, a queued
+    # job can be skipped)
+    src = TransformerEmbeddingSource()
+    src._lock.acquire()  # the model is busy with another job
+    try:
+        waiting = asyncio.ensure_future(src.embed(["what is my dog called"]))
+        for _ in range(100_000):  # until its job is in a worker thread
+            await asyncio.sleep(0)
+            if waiting.done():
+                break
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    finally:
+        src._lock.release()
+    wait_until(lambda: src.abandoned == 1, what="the abandoned job to be skipped")
+    assert src._query_session is None and src._tokenizer is None  # the model never ran for it
+    vecs = await src.embed(["what is my dog called"])  # a live request still gets its answer
+    assert vecs.shape == (1, 384)
 
 
 def test_transformer_is_lazy_and_validates_arguments() -> None:
