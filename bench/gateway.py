@@ -18,10 +18,11 @@ turns (``bench/_corpus.py``); databases are built once under ``--data-dir`` (git
 reused. Every request body is a distinct LoCoMo question; measured requests carry
 ``x-mnemogate-no-learn`` (learning off). Printed per configuration: added p50/p90/p99 at c=1
 (latency minus the upstream alone), server CPU ms per request (``/proc``), req/s at c=10 and
-c=50, p99 at c=50, the share of requests that lost memory (a ``x-mnemogate-memory-degraded``
-header), peak RSS, and each as a ratio to the pass-through; after the MiniLM row, the query
-embedding's CPU per query (``bench/embed_cost.py``, pinned the same way) as a share of that
-configuration's CPU per request.
+c=50, p99 at c=50, the share of requests at c=50 that lost memory (the recall was cut:
+``x-mnemogate-memory-degraded: recall_timeout`` or ``recall_error``) and the share answered from
+the keyword leg alone (``vector_timeout``), peak RSS, and each as a ratio to the pass-through;
+after the MiniLM row, the query embedding's CPU per query (``bench/embed_cost.py``, pinned the
+same way) as a share of that configuration's CPU per request.
 
 ``--routes chat,responses,messages`` (default ``chat``: the table above) instead measures, for each
 configuration and size, the client formats side by side against the fake upstream alone on the
@@ -92,14 +93,20 @@ def peak_rss_mb(pid: int) -> float:
 
 
 async def fire(url: str, headers: dict[str, str], bodies: list[str], c: int) -> dict[str, float]:
-    """Send ``bodies`` with ``c`` in flight: latencies (ms), wall seconds, lost-memory share."""
+    """Send ``bodies`` with ``c`` in flight: latencies (ms), wall seconds, lost-memory share.
+
+    Lost: the recall was cut (``x-mnemogate-memory-degraded`` of the recall itself:
+    ``recall_timeout``, ``recall_error``); ``keyword``: answered from the keyword leg alone after
+    the vector leg missed its share of the budget (``vector_timeout``).
+    """
     lat: list[float] = []
     lost = 0
+    keyword_only = 0
     it = iter(bodies)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=c)) as session:
 
         async def worker() -> None:
-            nonlocal lost
+            nonlocal lost, keyword_only
             for text in it:
                 body = json.dumps(
                     {"model": "fake-model", "messages": [{"role": "user", "content": text}]}
@@ -107,14 +114,18 @@ async def fire(url: str, headers: dict[str, str], bodies: list[str], c: int) -> 
                 t = time.perf_counter()
                 async with session.post(url, data=body, headers=headers) as resp:
                     await resp.read()
-                    if "x-mnemogate-memory-degraded" in resp.headers:
+                    degraded = resp.headers.get("x-mnemogate-memory-degraded", "")
+                    if degraded.startswith("recall_"):
                         lost += 1
+                    elif degraded == "vector_timeout":
+                        keyword_only += 1
                 lat.append((time.perf_counter() - t) * 1000)
 
         start = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(c)))
         wall = time.perf_counter() - start
-    return {"lat": lat, "wall": wall, "lost": lost / max(1, len(bodies))}  # type: ignore[dict-item]
+    n = max(1, len(bodies))
+    return {"lat": lat, "wall": wall, "lost": lost / n, "keyword": keyword_only / n}  # type: ignore[dict-item]
 
 
 async def measure(
@@ -139,6 +150,7 @@ async def measure(
         "p99c10": pct(ten["lat"], 0.99),  # type: ignore[arg-type]
         "p99c50": pct(fifty["lat"], 0.99),  # type: ignore[arg-type]
         "lost": fifty["lost"],
+        "keyword": fifty["keyword"],
         "rss": peak_rss_mb(pid) if pid else 0.0,
     }
 
@@ -185,7 +197,7 @@ def row(name: str, m: dict[str, float], base: dict[str, float], up: float) -> st
         f"{name:<22} +{added['p50']:6.2f}{ratio:>8} +{added['p90']:6.2f} +{added['p99']:7.2f} | "
         f"{m['cpu']:6.2f} {r('cpu'):>8} | {m['rps10']:7.0f} {r('rps10'):>8} | "
         f"{m['rps50']:7.0f} | {m['p99c10']:7.1f} {r('p99c10'):>8} | {m['p99c50']:7.1f} | "
-        f"{m['lost'] * 100:5.1f}% | {m['rss']:6.0f} MB"
+        f"{m['lost'] * 100:5.1f}% {m['keyword'] * 100:5.1f}% | {m['rss']:6.0f} MB"
     )
 
 
@@ -264,7 +276,8 @@ async def main_async(args: argparse.Namespace) -> None:
         )
         print(
             f"{'configuration':<22} {'added p50/p90/p99 @c1 ms':>34} | {'CPU ms/req':>15} | "
-            f"{'req/s c10':>16} | {'c50':>7} | {'p99 c10':>16} | {'p99 c50':>7} | lost  | RSS"
+            f"{'req/s c10':>16} | {'c50':>7} | {'p99 c10':>16} | {'p99 c50':>7} | "
+            "lost  kw-only | RSS"
         )
         print(row("pass-through", base, base, up["p50"]))
         for size in sizes:
