@@ -197,6 +197,7 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
     ask_ms: list[float] = []
     injected_counts: list[int] = []
     unmapped = 0
+    degraded: dict[str, int] = {}
     for conv in convs:
         user = f"locomo-{conv.sample_id}"
         by_text: dict[str, str] = {}
@@ -224,13 +225,17 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
         )
         for q in conv.questions:
             s = time.perf_counter()
-            resp = client.chat.completions.create(
+            raw = client.chat.completions.with_raw_response.create(
                 model="mirror",
                 user=user,
                 messages=[{"role": "user", "content": q.text}],
                 extra_headers={"x-mnemogate-no-learn": "1", "x-mnemogate-session-id": "ask"},
             )
             ask_ms.append((time.perf_counter() - s) * 1000)
+            reason = raw.headers.get("x-mnemogate-memory-degraded")
+            if reason:
+                degraded[reason] = degraded.get(reason, 0) + 1
+            resp = raw.parse()
             contents = injected_contents(resp.choices[0].message.content or "[]")
             injected_counts.append(len(contents))
             ranked = []
@@ -250,7 +255,8 @@ def run(args: argparse.Namespace, gw_url: str, secret: str, db_path: str | None)
     print(
         f"injected memories per question: mean {statistics.mean(injected_counts):.1f}, "
         f"median {statistics.median(injected_counts):.0f}, max {max(injected_counts)}; "
-        f"injected lines not mapped to a turn: {unmapped}"
+        f"injected lines not mapped to a turn: {unmapped}; degraded recalls: "
+        f"{degraded or 'none'}"
     )
     print(
         f"gateway latency, replay turns (n={len(replay_ms)}): p50 {pct(replay_ms, 0.5):.2f} ms, "
