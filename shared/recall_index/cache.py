@@ -128,8 +128,11 @@ class OwnerCache:
             if hint == self._hint and requested - self.polled_at < self.freshness_s:
                 return
             # A read in progress has not advanced ``applied`` past what it is applying, so
-            # "nothing after applied" means the cache is as fresh as a read started now.
-            if self.source.has_changes_after(self.applied) is False:
+            # "nothing after applied" means the cache is as fresh as a read started now, but for
+            # access counters, which the probe ignores: they may lag by ``freshness_s`` only, so
+            # the probe answers only while the last read is that recent (the watcher keeps it so).
+            fresh_enough = requested - self.polled_at < self.freshness_s
+            if fresh_enough and self.source.has_changes_after(self.applied) is False:
                 self._hint = hint  # taken before the probe: a later commit moves it again
                 return
         await self._read_feed(requested)

@@ -20,7 +20,7 @@ from shared.models import NewMemory, Scope
 from shared.recall_index import KeywordIndex, build_keyword_index
 from shared.settings import load_settings
 from shared.store import Store
-from shared.store.memories import KeywordSearch
+from shared.store.memories import KeywordSearch, Retention
 
 T = TypeVar("T")
 SCOPE = Scope(owner_id="o1")
@@ -71,6 +71,38 @@ async def test_a_write_of_another_connection_is_seen_by_the_next_recall(tmp_path
         assert await contents(index, "yak") == {"yak"}
         other.call(other.store.writes.delete(memory.public_id))
         assert await contents(index, "yak") == set()  # a delete elsewhere: honoured at once
+    finally:
+        other.close()
+        await index.close()
+        await store.close()
+
+
+async def test_access_counters_lag_by_the_freshness_window_at_most(tmp_path: Path) -> None:
+    # an access refreshes an old episodic memory's retention; the cheap probe of the feed skips
+    # access-counter changes, so without a bound they lagged until the next content change
+    # (or the watcher's next read): with a freshness window of 0 they must be seen at once
+    now, day = 1_700_000_000.0, 86_400.0
+    keep = Retention(ttl_s={"episodic": 10 * day}, access_immunity=5)
+    path = str(tmp_path / "a.db")
+    store = await Store.open(path)
+    index = build_keyword_index(load_settings({}, db_path=path, recall_freshness_ms=0), store)
+    other = OtherConnection(path)
+
+    async def visible() -> set[str]:
+        search = KeywordSearch(scope=SCOPE, query="quokka", limit=10, now=now, retention=keep)
+        return {m.content for m, _ in await index.search(search)}
+
+    try:
+        old, _ = await store.writes.upsert(
+            NewMemory(owner_id="o1", content="quokka island trip", type="episodic"),
+            now=now - 20 * day,
+        )
+        assert await visible() == set()  # past its TTL, never accessed
+        await index.cache.settle()
+        for _ in range(5):
+            # blocks this loop: the watcher cannot read the feed before the recall
+            other.call(other.store.memories.record_access([old.id], now))
+            assert await visible() == {"quokka island trip"}
     finally:
         other.close()
         await index.close()
