@@ -313,6 +313,9 @@ def test_client_key_sees_only_its_own(
             json={"model": "m", "messages": [{"role": "user", "content": "green tea?"}]},
         )
         assert r.status_code == 200
+    # the request's events are written in the background: the events tab (read once when it
+    # opens) must find them, or it shows "No events yet." and the owners check below is empty
+    wait_until(lambda: admin_http.get("/api/events", params={"owner_id": a_id}).json()["total"])
     studio = open_studio()
     page = studio.open(a_secret)
     assert page.inner_text("#who-label") == f"Client key {a_id}"
