@@ -39,8 +39,7 @@ from shared.time_cues import asks_when, boost_time_cues
 from shared.vector_leg import (
     VectorLeg,
     candidate_similarity,
-    keyword_supported,
-    vector_floor,
+    usable_vector_hits,
     vector_leg,
 )
 
@@ -241,17 +240,6 @@ async def _vector_by(task: asyncio.Future[VectorLeg], deadline: float | None) ->
         return VectorLeg([], None, "vector_timeout")
 
 
-async def _memories_of(
-    store: MemoryStore, engine: Engine | None, scope: Scope, ids: list[int]
-) -> dict[int, Memory]:
-    """Memory records of vector hits: from the keyword index's cache, else one SQL read."""
-    found = engine.keywords.cached(scope, ids) if engine and engine.keywords else {}
-    missing = [i for i in ids if i not in found]
-    if missing:
-        found.update(await store.get_many(missing))
-    return found
-
-
 async def recall(
     store: MemoryStore,
     scope: Scope,
@@ -290,15 +278,15 @@ async def recall(
     want_vector = engine is not None and engine.enabled and settings.retrieval_strategy != "exact"
     if want_vector:
         assert engine is not None
-        vector_leg, keyword, memories = await _both_legs(
+        vector, keyword, memories = await _both_legs(
             store, engine, scope, query, settings, now, echo, vector_deadline
         )
     else:
-        vector_leg = VectorLeg([])
+        vector = VectorLeg([])
         keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo)
-    if not vector_leg.candidates and not keyword:
-        return RecallResult(memories=[], tier="none", degraded=vector_leg.degraded)
-    legs = _Legs(keyword=keyword, vector=vector_leg, memories=memories)
+    if not vector.candidates and not keyword:
+        return RecallResult(memories=[], tier="none", degraded=vector.degraded)
+    legs = _Legs(keyword=keyword, vector=vector, memories=memories)
     return await _ranked(store, engine, scope, query, settings, legs, echo, assist)
 
 
@@ -348,24 +336,18 @@ async def _ranked(
 ) -> RecallResult:
     """Fuse the legs and select what to inject.
 
-    Weighted RRF, echoes of ``echo`` dropped from the vector leg, the time-cue factor of a
-    when-query (:func:`shared.time_cues.boost_time_cues`, on the fused score), the optional
-    rerank, then the cap and budget (:func:`select_within_budget`).
+    The vector hits without echoes of ``echo`` and with keyword support
+    (:func:`shared.vector_leg.usable_vector_hits`), fused with the keyword leg by
+    ``recall_fusion`` (CombSUM over one pool scores every candidate by its own cosine too),
+    the time-cue factor of a when-query (:func:`shared.time_cues.boost_time_cues`, on the fused
+    score), the optional rerank, then the cap and budget (:func:`select_within_budget`).
     """
     keyword, memories = legs.keyword, legs.memories
-    vector = legs.vector.candidates
-    similarity = candidate_similarity(engine, scope, settings, keyword, legs.vector)
+    vector = await usable_vector_hits(
+        store, engine, scope, settings, legs.vector, legs.keyword, memories, echo
+    )
+    similarity = candidate_similarity(engine, scope, settings, legs.vector.query, keyword + vector)
     if vector or similarity:
-        missing = [c.memory_id for c in vector if c.memory_id not in memories]
-        memories.update(await _memories_of(store, engine, scope, missing))
-        content = {i: m.content for i, m in memories.items()}
-        keywords = engine.keywords if engine is not None else None
-        ready = keywords.prepared(scope, memories.values()) if keywords is not None else {}
-        vector = drop_echoes(echo, vector, content, lambda c: c.memory_id, ready)
-        if settings.retrieval_strategy == "hybrid" and engine is not None:
-            floor = vector_floor(settings, engine)
-            vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)
-        vector = [c for c in vector if c.memory_id in memories]
         fused = _fused(keyword, vector, settings, similarity)
         ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
     else:

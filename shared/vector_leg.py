@@ -9,17 +9,28 @@ cosine for CombSUM over one pool (:mod:`shared.fusion`). docs/ARCHITECTURE.md, "
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
-from shared.models import Scope
+from shared.models import Memory, Scope
 from shared.ranking import Candidate
 from shared.settings import Settings
+from shared.store.memories import MemoryStore
 
-__all__ = ["VectorLeg", "candidate_similarity", "keyword_supported", "vector_floor", "vector_leg"]
+__all__ = [
+    "VectorLeg",
+    "candidate_similarity",
+    "keyword_supported",
+    "usable_vector_hits",
+    "vector_floor",
+    "vector_leg",
+]
 
 
 class VectorLeg(msgspec.Struct):
@@ -85,22 +96,70 @@ def candidate_similarity(
     engine: Engine | None,
     scope: Scope,
     settings: Settings,
-    keyword: list[Candidate],
-    vector: VectorLeg,
+    query: npt.NDArray[np.float32] | None,
+    candidates: Sequence[Candidate],
 ) -> dict[int, float] | None:
-    """The query's cosine with every candidate of both legs, for CombSUM over one pool.
+    """The cosine of ``query`` (the vector leg's embedding) with each of ``candidates``.
 
-    None unless hybrid CombSUM with ``recall_fusion_score_all`` and a query embedding; the
-    cosines come from the in-memory matrices (:meth:`Engine.similarities`), so a candidate whose
-    row is not cached is simply absent.
+    For CombSUM over one pool (the candidates of both legs). None unless hybrid CombSUM with
+    ``recall_fusion_score_all`` and a query embedding; the cosines come from the in-memory
+    matrices (:meth:`Engine.similarities`), so a candidate whose row is not cached is simply
+    absent.
     """
     if (
         engine is None
-        or vector.query is None
+        or query is None
         or settings.retrieval_strategy != "hybrid"
         or settings.recall_fusion != "combsum"
         or not settings.recall_fusion_score_all
     ):
         return None
-    ids = [c.memory_id for c in keyword] + [c.memory_id for c in vector.candidates]
-    return engine.similarities(vector.query, scope, ids) or None
+    return engine.similarities(query, scope, [c.memory_id for c in candidates]) or None
+
+
+async def _memories_of(
+    store: MemoryStore, engine: Engine | None, scope: Scope, ids: list[int]
+) -> dict[int, Memory]:
+    """Memory records of vector hits: from the keyword index's cache, else one SQL read."""
+    found = engine.keywords.cached(scope, ids) if engine and engine.keywords else {}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        found.update(await store.get_many(missing))
+    return found
+
+
+async def usable_vector_hits(
+    store: MemoryStore,
+    engine: Engine | None,
+    scope: Scope,
+    settings: Settings,
+    leg: VectorLeg,
+    keyword: list[Candidate],
+    memories: dict[int, Memory],
+    echo: str,
+) -> list[Candidate]:
+    """The vector leg's hits whose memory is known, minus echoes of ``echo``.
+
+    In hybrid recall a hit the ``keyword`` leg did not find needs the extra margin
+    (:func:`keyword_supported`). Records of hits the keyword leg did not return are added to
+    ``memories`` (rowid → record); echo features are looked up for these hits only (the keyword
+    leg looked up its own).
+
+    Raises:
+        StoreError: reading the records of the vector hits failed.
+    """
+    vector = leg.candidates
+    if not vector:
+        return []
+    missing = [c.memory_id for c in vector if c.memory_id not in memories]
+    memories.update(await _memories_of(store, engine, scope, missing))
+    vector = [c for c in vector if c.memory_id in memories]
+    held = [memories[c.memory_id] for c in vector]
+    keywords = engine.keywords if engine is not None else None
+    ready = keywords.prepared(scope, held) if keywords is not None else {}
+    content = {m.id: m.content for m in held}
+    vector = drop_echoes(echo, vector, content, lambda c: c.memory_id, ready)
+    if settings.retrieval_strategy == "hybrid" and engine is not None:
+        floor = vector_floor(settings, engine)
+        vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)
+    return vector
