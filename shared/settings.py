@@ -23,10 +23,7 @@ import msgspec
 from shared.errors import ConfigurationError
 from shared.outbound_policy import blocked_host_reason
 from shared.provider_kinds import AuthStyle, FormatName, ProviderKind, apply_preset, preset
-from shared.settings_checks import POSITIVE
 from shared.settings_checks import check_numbers as _check_numbers
-from shared.settings_checks import check_positive as _check_positive
-from shared.settings_checks import check_recall_engine as _check_recall_engine
 
 ENV_PREFIX = "MNEMOGATE_"
 InjectionStrategy = Literal["before_last_user", "leading_system", "system_prompt_prefix"]
@@ -225,11 +222,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     log_format: LogFormat = "text"
 
     def __post_init__(self) -> None:
-        _check_numbers(self)
-        _check_positive(self, POSITIVE)
-        if self.recall_timeout_ms < 0:
-            raise ConfigurationError("recall_timeout_ms must be >= 0")
-        _check_recall_engine(self)
+        _check_numbers(self)  # types are msgspec's; ranges: settings_checks.BOUNDS
         check_recall_helpers(self)
 
     @property

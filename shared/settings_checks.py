@@ -16,11 +16,8 @@ __all__ = [
     "MAX_CONTEXT_WEIGHT",
     "MAX_FRESHNESS_MS",
     "MAX_RECALL_TOKENS",
-    "POSITIVE",
     "check_bounds",
     "check_numbers",
-    "check_positive",
-    "check_recall_engine",
 ]
 
 #: Largest memory block, in tokens (also the search-preview budget bound).
@@ -62,6 +59,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_context_weight": (0, MAX_CONTEXT_WEIGHT),
     "bm25_k1": (0, MAX_BM25_K1),
     "integrity_check_interval_s": (0, 86_400),
+    "job_timeout_s": (0.001, 86_400),
+    "recall_cache_mb": (1, 1 << 20),
+    "recall_freshness_ms": (0, MAX_FRESHNESS_MS),
     "recall_question_factor": (0, 1),
     "recall_when_factor": (1, 10),
     "rrf_k": (0.001, 10_000),
@@ -90,19 +90,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "http_timeout_s": (0.001, 3600),
     "http_connect_timeout_s": (0.001, 600),
 }
-
-#: Settings that must be > 0 (bytes, seconds, the RRF constant).
-POSITIVE = (
-    "max_body_bytes",
-    "body_read_timeout_s",
-    "rrf_k",
-    "upstream_timeout_s",
-    "upstream_connect_timeout_s",
-    "job_timeout_s",
-    "http_timeout_s",
-    "http_connect_timeout_s",
-)
-
 
 EXACT_INTEGERS = 2**53
 """Integers below this are exact in a float64 (IEEE 754), so printed without an exponent."""
@@ -141,31 +128,3 @@ def check_numbers(settings: object) -> None:
     """:func:`check_bounds` on every field of ``settings`` (a msgspec struct)."""
     for name in getattr(type(settings), "__struct_fields__", ()):
         check_bounds(name, getattr(settings, name))
-
-
-def check_positive(settings: object, names: tuple[str, ...]) -> None:
-    """Raise :class:`ConfigurationError` for the first field of ``names`` that is not > 0."""
-    for name in names:
-        if getattr(settings, name) <= 0:
-            raise ConfigurationError(f"{name} must be positive")
-
-
-def check_recall_engine(s: Any) -> None:
-    """Validate the recall engine's settings.
-
-    Raises:
-        ConfigurationError: ``bm25_k1`` < 0, ``bm25_b`` outside 0..1, ``recall_context_weight``
-            < 0, ``recall_cache_mb`` < 1 or ``recall_freshness_ms`` outside 0..1000.
-    """
-    if s.bm25_k1 < 0:
-        raise ConfigurationError(f"setting 'bm25_k1' must be >= 0, got {s.bm25_k1}")
-    if not 0.0 <= s.bm25_b <= 1.0:
-        raise ConfigurationError(f"setting 'bm25_b' must be within 0..1, got {s.bm25_b}")
-    if s.recall_context_weight < 0:
-        raise ConfigurationError(
-            f"setting 'recall_context_weight' must be >= 0, got {s.recall_context_weight}"
-        )
-    if s.recall_cache_mb < 1:
-        raise ConfigurationError(f"setting 'recall_cache_mb' must be >= 1, got {s.recall_cache_mb}")
-    if not 0 <= s.recall_freshness_ms <= MAX_FRESHNESS_MS:
-        raise ConfigurationError("recall_freshness_ms must be within 0..1000")
