@@ -104,10 +104,12 @@ async def test_a_query_abandoned_while_it_waits_for_the_model_is_skipped() -> No
     src._lock.acquire()  # the model is busy with another job
     try:
         waiting = asyncio.ensure_future(src.embed(["what is my dog called"]))
-        for _ in range(100_000):  # until its job is in a worker thread
-            await asyncio.sleep(0)
-            if waiting.done():
-                break
+        await asyncio.sleep(0)  # the task runs: its job goes to the thread pool
+        # readiness, not a fixed wait: a worker thread is inside the job, queued for the model
+        wait_until(
+            lambda: any(f.f_code.co_name == "_embed_sync" for f in sys._current_frames().values()),
+            what="the job to wait for the model in a worker thread",
+        )
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
