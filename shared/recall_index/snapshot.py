@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from shared.models import Memory
 from shared.recall_index.builder import LazyMemories, LazyRecords
-from shared.recall_index.prepared import Prepared, Preparer
+from shared.recall_index.prepared import Prepared
 from shared.recall_index.segment import COLUMNS, SegmentData
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "decode",
     "encode",
     "encode_prepared",
-    "prepare_all",
 ]
 
 ANALYSIS_VERSION = 3
@@ -123,20 +122,6 @@ def encode(data: SegmentData) -> bytes:
             data.prepared_fp,
         )
     )
-
-
-def prepare_all(
-    data: SegmentData, prepare: Preparer, *, with_blob: bool
-) -> tuple[list[Prepared], bytes]:
-    """Every memory of ``data`` prepared, and (``with_blob``) the blob of ``data`` with them.
-
-    CPU only (~0.1 ms per memory: redaction, sanitising, echo analysis). ``data`` itself is left
-    unchanged. The request path prepares in slices on the event loop instead
-    (:func:`shared.recall_index.preparing.prepare_later`).
-    """
-    memories = data.memories
-    prepared = [prepare(memories[i]) for i in range(len(memories))]
-    return prepared, (encode_prepared(data, prepared, prepare.fingerprint) if with_blob else b"")
 
 
 def encode_prepared(data: SegmentData, prepared: list[Prepared], fingerprint: str) -> bytes:
