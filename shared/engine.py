@@ -337,5 +337,5 @@ def build_engine(
         cache=cache,
         notes=notes,
         keywords=keywords,
-        matrices=VectorMatrices(sqlite_vec, keywords),
+        matrices=VectorMatrices(sqlite_vec, keywords, settings.vector_preselect_dims),
     )

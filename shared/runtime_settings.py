@@ -75,6 +75,7 @@ IMMUTABLE_FIELDS: frozenset[str] = frozenset(
         "rerank_url",
         "rerank_api_key",
         "vector_quantization",
+        "vector_preselect_dims",
         "vector_tier",
         "qdrant_url",
         "qdrant_api_key",

@@ -46,6 +46,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_max_memories": (0, 1000),
     "keyword_common_term_df": (0, 1_000_000),
     "vector_min_similarity": (-1, 1),
+    "vector_preselect_dims": (0, 4096),
     "recall_vector_only_margin": (0, 1),
     "access_immunity": (0, 1_000_000),
     "max_memories_per_owner": (0, 1_000_000_000),

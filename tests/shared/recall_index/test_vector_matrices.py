@@ -28,14 +28,14 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return (v / np.linalg.norm(v)).astype(np.float32)
 
 
-async def _with_vectors(
-    store: Store, users: list[str], vectors: list[np.ndarray]
+async def with_vectors(
+    store: Store, users: list[str], vectors: list[np.ndarray], dim: int = DIM
 ) -> tuple[list[Memory], SqliteVecIndex]:
-    """Owner ``o``'s memories of ``users`` (one each) and their ``vectors`` in sqlite-vec."""
+    """Owner ``o``'s memories of ``users`` (one each) and their ``dim``-wide ``vectors``."""
     news = [NewMemory(owner_id="o", user_id=u, content=f"memory {i}") for i, u in enumerate(users)]
     written = [m for m, _ in await store.writes.upsert_many(news)]
     index = SqliteVecIndex(store.writer, store.reader, store.memories)
-    await index.ensure(DIM, "test")
+    await index.ensure(dim, "test")
     records = [
         VectorRecord(
             memory_id=m.id,
@@ -62,7 +62,7 @@ async def test_knn_equals_brute_force_under_the_visibility_rule(stored, other_fi
     users = ["bob"] * other_first + [("", "alice")[i % 2] for i in range(40)]
     distances = np.sort(rng.uniform(0.01, 1.5, len(users)))
     vectors = [_unit(query + d * _unit(rng.standard_normal(DIM))) for d in distances]
-    written, index = await _with_vectors(store, users, vectors)
+    written, index = await with_vectors(store, users, vectors)
     matrices = VectorMatrices(index, keywords)
     scope = Scope(owner_id="o", user_id="alice")
     sims = np.array([float(v @ query) for v in vectors], dtype=np.float32)
@@ -80,7 +80,7 @@ async def test_a_cancelled_search_leaves_the_matrix_read_to_finish(stored) -> No
     store, keywords = stored
     rng = np.random.default_rng(1)
     vectors = [_unit(rng.standard_normal(DIM)) for _ in range(50)]
-    written, index = await _with_vectors(store, [""] * 50, vectors)
+    written, index = await with_vectors(store, [""] * 50, vectors)
     matrices = VectorMatrices(index, keywords)
     scope = Scope(owner_id="o")
     search = asyncio.ensure_future(matrices.search(vectors[0], scope, 5, time.time()))
@@ -106,7 +106,7 @@ async def test_similarities_are_the_cosines_of_any_cached_row(stored) -> None:
     store, keywords = stored
     rng = np.random.default_rng(7)
     vectors = [_unit(rng.standard_normal(DIM)) for _ in range(30)]
-    written, index = await _with_vectors(store, [""] * 30, vectors)
+    written, index = await with_vectors(store, [""] * 30, vectors)
     matrices = VectorMatrices(index, keywords)
     scope = Scope(owner_id="o")
     query = vectors[0]
