@@ -308,16 +308,14 @@ def order_candidates(
     (unix seconds) desc = most recent first, then ``memory_id`` asc so the order is total.
     NaN in any value sorts as the worst. Returns the memory ids in that order.
     """
-
-    def worst_if_nan(x: float) -> float:
-        return -math.inf if math.isnan(x) else x
-
+    # descending = ascending by the negation; NaN (x != x) negates to +inf, the worst
+    inf = math.inf
     ordered = sorted(
         items,
         key=lambda it: (
-            -worst_if_nan(it[1]),
-            -worst_if_nan(it[2]),
-            -worst_if_nan(it[3]),
+            inf if it[1] != it[1] else -it[1],
+            inf if it[2] != it[2] else -it[2],
+            inf if it[3] != it[3] else -it[3],
             it[0],
         ),
     )
