@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from shared.echo import _Query, demote_questions, question_share, question_share_of
+from shared.fts_query import DEFAULT_MAX_TERMS, query_terms
 from shared.models import Memory, Scope
 from shared.ranking import Candidate
 from shared.recall_index import KeywordIndex
@@ -117,25 +118,46 @@ def _demoted(
     kept: list[tuple[Candidate, str, Prepared | None]],
     settings: Settings,
 ) -> list[Candidate]:
-    """``(hit, text, features)`` as :func:`shared.echo.demote_questions` rescores the hits."""
-    terms = query_tokens(query, settings.recall_query_max_terms)
+    """``(hit, text, features)`` as :func:`shared.echo.demote_questions` rescores the hits.
+
+    The owner's IDF is read only when a hit may be demoted: one analysed here, or one whose
+    prepared question sentences hold a query term (every other share is 0).
+    """
+    terms = _query_tokens(query, settings.recall_query_max_terms)
     if not terms:
         return [c for c, _, _ in kept]
-    weights = index.term_weights(scope, terms) if index is not None else None
-    w = {t: (weights.get(t, 1.0) if weights is not None else 1.0) for t in terms}
-    factor = settings.recall_question_factor
-    out = []
-    for c, text, p in kept:
-        if p is None:
-            share = question_share(w, text)
-        elif p.q_terms is None:
-            share = 0.0
-        else:
-            share = question_share_of(w, (p.q_terms, p.s_terms))
-        scale = 1.0 - (1.0 - factor) * share
-        out.append(msgspec.structs.replace(c, score=c.score * scale) if share > 0.0 else c)
+    wanted = frozenset(terms)
+    asks = [
+        p is None or (p.q_terms is not None and not wanted.isdisjoint(p.q_terms))
+        for _, _, p in kept
+    ]
+    out = [c for c, _, _ in kept]
+    if any(asks):
+        weights = index.term_weights(scope, terms) if index is not None else None
+        w = {t: (weights.get(t, 1.0) if weights is not None else 1.0) for t in terms}
+        factor = settings.recall_question_factor
+        for i, (c, text, p) in enumerate(kept):
+            if not asks[i]:
+                continue
+            if p is None:
+                share = question_share(w, text)
+            else:
+                share = question_share_of(w, (p.q_terms or (), p.s_terms))
+            if share > 0.0:
+                out[i] = msgspec.structs.replace(c, score=c.score * (1.0 - (1.0 - factor) * share))
     out.sort(key=_descending_score)
     return out
+
+
+def _query_tokens(query: str, max_terms: int) -> list[str]:
+    """:func:`query_tokens` of ``query`` under ``max_terms``.
+
+    Asked under the default cap (the keyword search's own, memoised call) when the query has no
+    more terms than that: the terms, so the tokens, are then the same.
+    """
+    if max_terms > DEFAULT_MAX_TERMS >= len(query_terms(query, DEFAULT_MAX_TERMS + 1)):
+        return query_tokens(query)
+    return query_tokens(query, max_terms)
 
 
 def _descending_score(c: Candidate) -> float:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.echo import drop_echoes
-from shared.keyword_rescore import rescore_keyword_hits, screen_keyword_hits
+from shared.keyword_rescore import _query_tokens, rescore_keyword_hits, screen_keyword_hits
 from shared.memory_render import MemoryPreparer
 from shared.models import Scope
 from shared.ranking import (
@@ -24,6 +24,7 @@ from shared.ranking import (
     order_candidates,
 )
 from shared.recall_assist import injection_order
+from shared.recall_index.analysis import query_tokens
 from shared.retrieval import select_within_budget
 from shared.settings import load_settings
 from tests.records import memory_record
@@ -106,3 +107,13 @@ def test_order_counts_nan_as_minus_inf_and_breaks_ties_by_relevance_recency_and_
     ]
     # NaN counts as -inf: item 1 ties with 8 on score and wins on relevance
     assert order_candidates(items) == [9, 7, 4, 6, 3, 2, 5, 1, 8]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.from_regex(r"[a-z]{2,7}", fullmatch=True), max_size=60),
+    st.sampled_from([1, 5, 31, 32, 33, 40, 256]),
+)
+def test_the_rescore_asks_for_the_same_query_tokens_under_any_cap(words, cap) -> None:
+    query = " ".join(words)
+    assert _query_tokens(query, cap) == query_tokens(query, cap)
