@@ -102,7 +102,10 @@ def screen_keyword_hits(
         m = memories.get(c.memory_id)
         text = "" if m is None else m.content
         p = ready.get(c.memory_id)
-        if echo.echoed_by(text, None if p is None else p.asked):
+        if p is None:
+            if echo.echoed_by(text):
+                continue
+        elif echo.echoed_by(text, p.asked, p.words_len):
             continue
         kept.append((c, text, p))
         asking = asking or "?" in text or "？" in text

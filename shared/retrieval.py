@@ -286,7 +286,7 @@ async def _ranked(
         ranked = keyword
     if settings.recall_when_factor != 1.0 and asks_when(query):
         content = {i: m.content for i, m in memories.items()}
-        ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor)
+        ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor, legs.prepared)
     ranked, reranked = await reranked_candidates(assist, settings, query, ranked, memories)
     chosen = select_within_budget(
         ranked,
