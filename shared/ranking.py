@@ -308,18 +308,19 @@ def order_candidates(
     (unix seconds) desc = most recent first, then ``memory_id`` asc so the order is total.
     NaN in any value sorts as the worst. Returns the memory ids in that order.
     """
-    # descending = ascending by the negation; NaN (x != x) negates to +inf, the worst
-    inf = math.inf
-    ordered = sorted(
-        items,
-        key=lambda it: (
-            inf if it[1] != it[1] else -it[1],
-            inf if it[2] != it[2] else -it[2],
-            inf if it[3] != it[3] else -it[3],
-            it[0],
-        ),
+    # descending = ascending by the negation; NaN negates to +inf, the worst. The keys end with
+    # the id, so sorting them orders the ids (equal keys are the same id and values)
+    inf, isnan = math.inf, math.isnan
+    keys = sorted(
+        (
+            inf if isnan(score) else -score,
+            inf if isnan(relevance) else -relevance,
+            inf if isnan(updated) else -updated,
+            memory_id,
+        )
+        for memory_id, score, relevance, updated in items
     )
-    return [it[0] for it in ordered]
+    return [k[3] for k in keys]
 
 
 @functools.lru_cache(maxsize=CONTENT_KEY_CACHE)
