@@ -58,6 +58,15 @@ def _normalised(text: str) -> str:
     return " ".join(_WORD_RE.findall(folded))
 
 
+def normalised_words(text: str) -> str:
+    """The words of ``text`` as :func:`is_echo` compares them with a query's; pure.
+
+    Case-folded NFKC words (letters and digits only), space-joined: ``"What's up, Rex?"`` →
+    ``"what s up rex"``.
+    """
+    return _normalised(text)
+
+
 def asked_terms(content: str) -> frozenset[str]:
     """The search terms of a question or request, else an empty set.
 
@@ -102,12 +111,16 @@ class _Query:
             return False
         return " ".join(_WORD_RE.findall(lowered)) == self.words
 
-    def echoed_by(self, content: str, asked: Collection[str] | None = None) -> bool:
+    def echoed_by(
+        self, content: str, asked: Collection[str] | None = None, words_len: int = -1
+    ) -> bool:
         """:func:`is_echo` of ``content`` against this query.
 
-        ``asked``: :func:`asked_terms` of ``content`` when already known (distinct terms).
+        ``asked``: :func:`asked_terms` of ``content`` when already known (distinct terms);
+        ``words_len``: the length of its :func:`normalised_words` when known (−1: not known),
+        which spares the comparison of words that cannot be the query's.
         """
-        if self.same_words(content):
+        if (words_len < 0 or words_len == len(self.words)) and self.same_words(content):
             return True
         terms = _asked_terms(content) if asked is None else asked
         if not terms:

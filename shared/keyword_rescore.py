@@ -15,15 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from shared.echo import demote_questions
-from shared.models import Scope
+import msgspec
+
+from shared.echo import _Query, demote_questions, question_share, question_share_of
+from shared.fts_query import DEFAULT_MAX_TERMS, query_terms
+from shared.models import Memory, Scope
 from shared.ranking import Candidate
 from shared.recall_index import KeywordIndex
 from shared.recall_index.analysis import query_tokens
 from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
 
-__all__ = ["rescore_keyword_hits"]
+__all__ = ["rescore_keyword_hits", "screen_keyword_hits"]
 
 
 def rescore_keyword_hits(
@@ -60,3 +63,122 @@ def rescore_keyword_hits(
         factor = settings.recall_question_factor
         kept = demote_questions(terms, kept, content_of, factor, prepared, weights)
     return kept
+
+
+def screen_keyword_hits(
+    index: KeywordIndex | None,
+    scope: Scope,
+    query: str,
+    echo_of: str,
+    hits: Sequence[Candidate],
+    memories: Mapping[int, Memory],
+    settings: Settings,
+    prepared: Mapping[int, Prepared] | None = None,
+) -> list[Candidate]:
+    """``hits`` without echoes of ``echo_of``, rescored by the question factor, best first.
+
+    The same answer as :func:`shared.echo.drop_echoes` followed by :func:`rescore_keyword_hits`
+    (the echo rules of :mod:`shared.echo`, then the demotion of matches in question sentences),
+    in one pass over the hits reading each text from its record instead of a rowid → text map.
+
+    Args:
+        index: as in :func:`rescore_keyword_hits` (None: every term weighs 1.0).
+        scope: the caller's scope.
+        query: the recall query (the rescore's terms).
+        echo_of: the text echoes are compared with (the newest user message's text).
+        hits: keyword candidates, ``score`` ≥ 0, best first.
+        memories: the hits' records by rowid; a hit without one counts as an empty text.
+        settings: ``recall_question_factor``, ``recall_query_max_terms``.
+        prepared: features prepared when the memories were indexed, by rowid; the others are
+            analysed here.
+
+    Pure apart from the read of the index's cached statistics (no I/O).
+    """
+    echo = _Query(echo_of)
+    ready = prepared or {}
+    kept: list[tuple[Candidate, str, Prepared | None]] = []
+    asking = False
+    for c in hits:
+        m = memories.get(c.memory_id)
+        text = "" if m is None else m.content
+        p = ready.get(c.memory_id)
+        if p is None:
+            if echo.echoed_by(text):
+                continue
+        elif echo.echoed_by(text, p.asked, p.words_len):
+            continue
+        kept.append((c, text, p))
+        asking = asking or "?" in text or "？" in text
+    if settings.recall_question_factor >= 1.0 or not asking:
+        return [c for c, _, _ in kept]
+    return _demoted(index, scope, query, kept, settings)
+
+
+def _demoted(
+    index: KeywordIndex | None,
+    scope: Scope,
+    query: str,
+    kept: list[tuple[Candidate, str, Prepared | None]],
+    settings: Settings,
+) -> list[Candidate]:
+    """``(hit, text, features)`` as :func:`shared.echo.demote_questions` rescores the hits.
+
+    The owner's IDF is read only when a hit may be demoted: one analysed here, or one whose
+    prepared question sentences hold a query term (every other share is 0).
+    """
+    terms = _query_tokens(query, settings.recall_query_max_terms)
+    if not terms:
+        return [c for c, _, _ in kept]
+    wanted = frozenset(terms)
+    asks = [
+        p is None or (p.q_terms is not None and not wanted.isdisjoint(p.q_terms))
+        for _, _, p in kept
+    ]
+    out = [c for c, _, _ in kept]
+    if any(asks):
+        weighed = _weighed(
+            terms, wanted, [p for ask, (_, _, p) in zip(asks, kept, strict=True) if ask]
+        )
+        weights = index.term_weights(scope, weighed) if index is not None else None
+        w = {t: (weights.get(t, 1.0) if weights is not None else 1.0) for t in weighed}
+        factor = settings.recall_question_factor
+        for i, (c, text, p) in enumerate(kept):
+            if not asks[i]:
+                continue
+            if p is None:
+                share = question_share(w, text)
+            else:
+                share = question_share_of(w, (p.q_terms or (), p.s_terms))
+            if share > 0.0:
+                out[i] = msgspec.structs.replace(c, score=c.score * (1.0 - (1.0 - factor) * share))
+    out.sort(key=_descending_score)
+    return out
+
+
+def _weighed(terms: list[str], wanted: frozenset[str], asking: list[Prepared | None]) -> list[str]:
+    """The query ``terms`` a share of the ``asking`` hits can weigh, in query order.
+
+    Those in their prepared sentences (a share reads the weight of no other term; the IDF of a
+    term does not depend on the others); every term when a hit is analysed here.
+    """
+    held: set[str] = set()
+    for p in asking:
+        if p is None:
+            return terms
+        held.update(wanted.intersection(p.q_terms or ()), wanted.intersection(p.s_terms))
+    return [t for t in terms if t in held]
+
+
+def _query_tokens(query: str, max_terms: int) -> list[str]:
+    """:func:`query_tokens` of ``query`` under ``max_terms``.
+
+    Asked under the default cap (the keyword search's own, memoised call) when the query has no
+    more terms than that: the terms, so the tokens, are then the same.
+    """
+    if max_terms > DEFAULT_MAX_TERMS >= len(query_terms(query, DEFAULT_MAX_TERMS + 1)):
+        return query_tokens(query)
+    return query_tokens(query, max_terms)
+
+
+def _descending_score(c: Candidate) -> float:
+    return -c.score

@@ -308,20 +308,19 @@ def order_candidates(
     (unix seconds) desc = most recent first, then ``memory_id`` asc so the order is total.
     NaN in any value sorts as the worst. Returns the memory ids in that order.
     """
-
-    def worst_if_nan(x: float) -> float:
-        return -math.inf if math.isnan(x) else x
-
-    ordered = sorted(
-        items,
-        key=lambda it: (
-            -worst_if_nan(it[1]),
-            -worst_if_nan(it[2]),
-            -worst_if_nan(it[3]),
-            it[0],
-        ),
+    # descending = ascending by the negation; NaN negates to +inf, the worst. The keys end with
+    # the id, so sorting them orders the ids (equal keys are the same id and values)
+    inf, isnan = math.inf, math.isnan
+    keys = sorted(
+        (
+            inf if isnan(score) else -score,
+            inf if isnan(relevance) else -relevance,
+            inf if isnan(updated) else -updated,
+            memory_id,
+        )
+        for memory_id, score, relevance, updated in items
     )
-    return [it[0] for it in ordered]
+    return [k[3] for k in keys]
 
 
 @functools.lru_cache(maxsize=CONTENT_KEY_CACHE)

@@ -11,7 +11,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ParamSpec
 
 import msgspec
@@ -22,11 +22,12 @@ from shared.forget import without_forgotten
 from shared.memory_block import block_of_lines
 from shared.memory_render import preparer_for, render_line
 from shared.metrics import note_recall
-from shared.models import Scope
+from shared.models import Memory, Scope
 from shared.query_bound import bound_query
 from shared.ranking import estimate_tokens
 from shared.recall_assist import RecallAssist, search_query
 from shared.recall_index import KeywordIndex
+from shared.recall_index.prepared import Prepared
 from shared.retrieval import RecallResult, recall
 from shared.sensitive import SensitiveDetector
 from shared.settings import Settings
@@ -102,8 +103,13 @@ async def _bounded_recall(
     now: float,
     engine: Engine | None,
     assist: RecallAssist | None,
+    prepared_fp: str | None = None,
 ) -> RecallResult | RecalledBlock:
-    """Recall under the time budget: the result, or an empty block saying why (never raises)."""
+    """Recall under the time budget: the result, or an empty block saying why (never raises).
+
+    ``prepared_fp``: the caller's preparer fingerprint (the keyword leg's prepared features are
+    looked up under it, :func:`shared.retrieval.recall`).
+    """
     try:
         budget_s = settings.recall_timeout_ms / 1000
         keywords = engine.keywords if engine is not None else None
@@ -128,6 +134,7 @@ async def _bounded_recall(
                 assist=assist,
                 echo_of=query,
                 vector_deadline=vector_deadline,
+                prepared_fp=prepared_fp,
             )
     except TimeoutError:
         return RecalledBlock(block="", memory_ids=[], tier="none", degraded="recall_timeout")
@@ -169,6 +176,27 @@ def _timed(
     return timed
 
 
+def _block_prepared(
+    keywords: KeywordIndex | None,
+    scope: Scope,
+    memories: Sequence[Memory],
+    result: RecallResult,
+    fingerprint: str,
+) -> Mapping[int, Prepared]:
+    """Prepared features (block lines) of ``memories`` under ``fingerprint``, by rowid.
+
+    Those the keyword leg already looked up under it (``result.prepared``), the others (vector
+    hits, a leg without the cache) looked up now.
+    """
+    if keywords is None:
+        return {}
+    ready = result.prepared if result.prepared_fp == fingerprint else {}
+    missing = [m for m in memories if m.id not in ready]
+    if not missing:
+        return ready
+    return {**ready, **keywords.prepared(scope, missing, fingerprint)}
+
+
 @_timed
 async def recall_block(
     store: Store,
@@ -206,14 +234,14 @@ async def recall_block(
     if keywords is not None:
         keywords.use_preparer(preparer)  # lines prepared under another configuration: dropped
     outcome = await _bounded_recall(
-        store, scope, conversation, query, settings, now, engine, assist
+        store, scope, conversation, query, settings, now, engine, assist, preparer.fingerprint
     )
     if isinstance(outcome, RecalledBlock):
         return outcome
     result = outcome
     # a forget request's target, and the turns it was learned from, are left out
     memories = without_forgotten(forget, result.memories)
-    ready = keywords.prepared(scope, memories, preparer.fingerprint) if keywords else {}
+    ready = _block_prepared(keywords, scope, memories, result, preparer.fingerprint)
     block = block_of_lines(
         [
             p.line

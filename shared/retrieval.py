@@ -11,30 +11,27 @@ The result is ranked, cut by a relevance floor, then walked under the token budg
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 
 import msgspec
 
-from shared.echo import drop_echoes
 from shared.engine import Engine
-from shared.fts_query import query_terms, quote_term
+from shared.fts_query import query_terms
 from shared.fusion import combsum_fuse
-from shared.keyword_rescore import rescore_keyword_hits
-from shared.models import Memory, Scope
-from shared.ranking import (
-    Candidate,
-    ScoredMemory,
-    apply_relevance_floor,
-    bm25_to_relevance,
-    budget_walk,
-    drop_duplicate_content,
-    fuse_candidates,
-    memory_tokens,
+from shared.keyword_leg import (
+    DAY_S,
+    KeywordLeg,
+    index_candidates,
+    keyword_candidates,
+    keyword_leg,
+    keyword_search_of,
+    retention_of,
 )
+from shared.models import Memory, Scope
+from shared.ranking import Candidate, ScoredMemory, content_key, fuse_candidates, memory_tokens
 from shared.recall_assist import RecallAssist, injection_order, reranked_candidates
-from shared.recall_index import KeywordIndex, bm25_params
+from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
-from shared.store.memories import KeywordSearch, MemoryStore, Retention
+from shared.store.memories import MemoryStore
 from shared.time_cues import asks_when, boost_time_cues
 from shared.vector_leg import (
     VectorLeg,
@@ -43,83 +40,33 @@ from shared.vector_leg import (
     vector_leg,
 )
 
-DAY_S = 86_400.0
+__all__ = [
+    "DAY_S",
+    "RecallResult",
+    "index_candidates",
+    "keyword_candidates",
+    "keyword_search_of",
+    "recall",
+    "retention_of",
+    "select_within_budget",
+]
 
 
 class RecallResult(msgspec.Struct, frozen=True, kw_only=True):
     """Memories to inject (best first), the tier that produced them, and any degradation reason.
 
     ``tier`` ∈ none | fts5 | vector | hybrid | qdrant; ``scores`` maps rowid → final score.
+    ``prepared``: the keyword leg's prepared features (:class:`Prepared`) by rowid, looked up
+    under the fingerprint ``prepared_fp`` (None: no look-up, or the cache's current preparer);
+    a caller rendering the block under that fingerprint takes its lines from them.
     """
 
     memories: list[Memory]
     tier: str
     degraded: str | None = None
     scores: dict[int, float] = msgspec.field(default_factory=dict)
-
-
-def retention_of(settings: Settings) -> Retention:
-    """The read-time retention rule from the typed-decay settings (TTL days → seconds)."""
-    ttl = {
-        "episodic": settings.episodic_ttl_days,
-        "factual": settings.factual_ttl_days,
-        "procedural": settings.procedural_ttl_days,
-        "semantic": settings.semantic_ttl_days,
-    }
-    return Retention(
-        ttl_s={t: d * DAY_S for t, d in ttl.items() if d > 0},
-        access_immunity=settings.access_immunity,
-    )
-
-
-def keyword_search_of(scope: Scope, query: str, settings: Settings, now: float) -> KeywordSearch:
-    """The keyword search of ``query`` in ``scope`` under ``settings``.
-
-    ``recall_top_k`` results, the typed-decay retention (:func:`retention_of`) and the
-    ``keyword_common_term_df`` cutoff; ``now`` in epoch seconds.
-    """
-    return KeywordSearch(
-        scope=scope,
-        query=query,
-        limit=settings.recall_top_k,
-        now=now,
-        retention=retention_of(settings),
-        common_df=settings.keyword_common_term_df,
-    )
-
-
-async def keyword_candidates(
-    store: MemoryStore, request: KeywordSearch
-) -> tuple[list[Candidate], dict[int, Memory]]:
-    """FTS5 leg: candidates (score = −bm25, higher better) and their memories, best first.
-
-    Terms matching at least ``common_df`` documents are dropped when rarer terms exist (a
-    document-frequency stop list, computed per query with capped counts): ranking every match of
-    a near-ubiquitous term costs time linear in the collection and adds little to BM25, whose IDF
-    for such a term is low. When every term is that common, the terms are AND-ed instead of
-    OR-ed, so only memories containing all of them are ranked. ``common_df`` 0 keeps every term.
-    """
-    common_df = request.common_df
-    terms = [quote_term(t) for t in query_terms(request.query)]
-    if not terms:
-        return [], {}
-    joiner = " OR "
-    if common_df > 0 and len(terms) > 1:
-        counts: Sequence[int] = await store.term_doc_counts(terms, common_df)
-        rare = [t for t, n in zip(terms, counts, strict=True) if n < common_df]
-        if rare:
-            terms = rare
-        else:
-            joiner = " AND "
-    match = joiner.join(terms)
-    rows = await store.keyword_search(
-        request.scope, match, limit=request.limit, now=request.now, retention=request.retention
-    )
-    candidates = [
-        Candidate(memory_id=m.id, score=bm25_to_relevance(score), rank=i + 1)
-        for i, (m, score) in enumerate(rows)
-    ]
-    return candidates, {m.id: m for m, _ in rows}
+    prepared: dict[int, Prepared] = msgspec.field(default_factory=dict)
+    prepared_fp: str | None = None
 
 
 def select_within_budget(
@@ -136,13 +83,25 @@ def select_within_budget(
     (:func:`drop_duplicate_content`: an owner-wide memory and the end user's copy of it are
     injected once); keep the best ``max_memories`` (0 = no cap); budget-walk the rest into
     ``max_tokens`` (:func:`budget_walk`). A dropped duplicate takes no slot of the cap and no
-    budget. ``memories`` must hold every candidate's id (else ``KeyError``).
+    budget. ``memories`` must hold every candidate's id (else ``KeyError``). The three steps
+    run as one walk that stops at the cap.
     """
-    order = injection_order(candidates, memories)
-    ranked = drop_duplicate_content([memories[i] for i in order], lambda m: m.content)
-    if max_memories > 0:
-        ranked = ranked[:max_memories]
-    return budget_walk(ranked, lambda m: memory_tokens(m.content), max_tokens)
+    chosen: list[Memory] = []
+    seen: set[str] = set()
+    total = 0
+    for i in injection_order(candidates, memories):
+        if 0 < max_memories <= len(seen):
+            break
+        m = memories[i]
+        key = content_key(m.content)
+        if key in seen:
+            continue
+        seen.add(key)
+        cost = memory_tokens(m.content)
+        if total + cost <= max_tokens:
+            chosen.append(m)
+            total += cost
+    return chosen
 
 
 def _tier(vector_tier: str | None, keyword_used: bool) -> str:
@@ -151,48 +110,6 @@ def _tier(vector_tier: str | None, keyword_used: bool) -> str:
     if vector_tier is not None:
         return "hybrid" if keyword_used else "vector"
     return "fts5"
-
-
-async def index_candidates(
-    index: KeywordIndex, request: KeywordSearch, settings: Settings
-) -> tuple[list[Candidate], dict[int, Memory]]:
-    """Keyword leg over the in-memory index, candidates best first.
-
-    BM25 with the owner's own statistics and the ``bm25_k1``/``bm25_b``/``recall_context_weight``
-    of ``settings``.
-    """
-    index.reconfigure(bm25_params(settings))
-    rows = await index.search(request)
-    candidates = [
-        Candidate(memory_id=m.id, score=score, rank=i + 1) for i, (m, score) in enumerate(rows)
-    ]
-    return candidates, {m.id: m for m, _ in rows}
-
-
-async def _keyword_leg(
-    store: MemoryStore,
-    engine: Engine | None,
-    scope: Scope,
-    query: str,
-    settings: Settings,
-    now: float,
-    echo_of: str,
-) -> tuple[list[Candidate], dict[int, Memory]]:
-    request = keyword_search_of(scope, query, settings, now)
-    index = engine.keywords if engine is not None else None
-    if index is not None:
-        found = await index_candidates(index, request, settings)
-    else:
-        found = await keyword_candidates(store, request)
-    # an echo of the query (a stored copy of this question) never sets the floor; a memory that
-    # asked about the query's words, or states a time for a when-query, is rescored first
-    content = {i: m.content for i, m in found[1].items()}
-    # features prepared when the memories were indexed (else analysed here)
-    ready = index.prepared(scope, found[1].values()) if index is not None else {}
-    kept = drop_echoes(echo_of, found[0], content, lambda c: c.memory_id, ready)
-    kept = rescore_keyword_hits(index, scope, query, kept, content, settings, ready)
-    floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
-    return floored, found[1]
 
 
 async def _both_legs(
@@ -204,7 +121,8 @@ async def _both_legs(
     now: float,
     echo_of: str,
     vector_deadline: float | None = None,
-) -> tuple[VectorLeg, list[Candidate], dict[int, Memory]]:
+    prepared_fp: str | None = None,
+) -> tuple[VectorLeg, KeywordLeg]:
     """Vector and keyword legs concurrently (hybrid).
 
     Keyword only after a failed vector leg (semantic). A cancellation (the recall budget ran
@@ -215,14 +133,18 @@ async def _both_legs(
     if settings.retrieval_strategy == "semantic":
         vector = await _vector_by(vector_task, vector_deadline)
         if vector.tier is not None:
-            return vector, [], {}
-        return vector, *await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
+            return vector, KeywordLeg([], {}, {})
+        return vector, await keyword_leg(
+            store, engine, scope, query, settings, now, echo_of, prepared_fp
+        )
     try:
-        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo_of)
+        keyword = await keyword_leg(
+            store, engine, scope, query, settings, now, echo_of, prepared_fp
+        )
     except BaseException:
         vector_task.cancel()
         raise
-    return await _vector_by(vector_task, vector_deadline), keyword, memories
+    return await _vector_by(vector_task, vector_deadline), keyword
 
 
 async def _vector_by(task: asyncio.Future[VectorLeg], deadline: float | None) -> VectorLeg:
@@ -251,6 +173,7 @@ async def recall(
     assist: RecallAssist | None = None,
     echo_of: str | None = None,
     vector_deadline: float | None = None,
+    prepared_fp: str | None = None,
 ) -> RecallResult:
     """Recall for ``query`` (the newest user message's text) under ``scope`` at ``now``.
 
@@ -266,7 +189,10 @@ async def recall(
     Memories echoing ``echo_of`` (default ``query``; :mod:`shared.echo`) are dropped before the
     floor; with ``assist`` the fused candidates may be reranked (:mod:`shared.recall_assist`).
     ``vector_deadline`` (event-loop time): a vector leg not done by then is cancelled and recall
-    answers from the keyword leg, ``degraded`` = ``vector_timeout``.
+    answers from the keyword leg, ``degraded`` = ``vector_timeout``. ``prepared_fp``: the
+    fingerprint of the caller's preparer (:attr:`shared.recall_index.prepared.Preparer.
+    fingerprint`; None: the cache's current one): the keyword leg looks up its hits' prepared
+    features under it and the result carries them (``prepared``), for the block's lines.
 
     Raises:
         StoreError: the keyword store failed (the caller degrades to no memory).
@@ -278,15 +204,15 @@ async def recall(
     want_vector = engine is not None and engine.enabled and settings.retrieval_strategy != "exact"
     if want_vector:
         assert engine is not None
-        vector, keyword, memories = await _both_legs(
-            store, engine, scope, query, settings, now, echo, vector_deadline
+        vector, keyword = await _both_legs(
+            store, engine, scope, query, settings, now, echo, vector_deadline, prepared_fp
         )
     else:
         vector = VectorLeg([])
-        keyword, memories = await _keyword_leg(store, engine, scope, query, settings, now, echo)
-    if not vector.candidates and not keyword:
+        keyword = await keyword_leg(store, engine, scope, query, settings, now, echo, prepared_fp)
+    if not vector.candidates and not keyword.hits:
         return RecallResult(memories=[], tier="none", degraded=vector.degraded)
-    legs = _Legs(keyword=keyword, vector=vector, memories=memories)
+    legs = _Legs(keyword.hits, vector, keyword.memories, keyword.prepared, prepared_fp)
     return await _ranked(store, engine, scope, query, settings, legs, echo, assist)
 
 
@@ -317,11 +243,17 @@ def _fused(
 
 
 class _Legs(msgspec.Struct):
-    """The floored hits of both legs and the memory records known so far (by rowid)."""
+    """The floored hits of both legs and what is known of their memories.
+
+    The records known so far and the keyword leg's prepared features (under ``prepared_fp``),
+    by rowid.
+    """
 
     keyword: list[Candidate]
     vector: VectorLeg
     memories: dict[int, Memory]
+    prepared: dict[int, Prepared] = msgspec.field(default_factory=dict)
+    prepared_fp: str | None = None
 
 
 async def _ranked(
@@ -354,7 +286,7 @@ async def _ranked(
         ranked = keyword
     if settings.recall_when_factor != 1.0 and asks_when(query):
         content = {i: m.content for i, m in memories.items()}
-        ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor)
+        ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor, legs.prepared)
     ranked, reranked = await reranked_candidates(assist, settings, query, ranked, memories)
     chosen = select_within_budget(
         ranked,
@@ -368,4 +300,6 @@ async def _ranked(
         tier=_tier(legs.vector.tier if vector else None, bool(keyword)),
         degraded=legs.vector.degraded or reranked,
         scores={m.id: scores[m.id] for m in chosen},
+        prepared=legs.prepared,
+        prepared_fp=legs.prepared_fp,
     )

@@ -23,8 +23,9 @@ import msgspec
 
 from shared.ranking import Candidate
 from shared.recall_index.analysis import analyse, query_tokens
+from shared.recall_index.prepared import Prepared
 
-__all__ = ["asks_when", "boost_time_cues", "states_relative_time"]
+__all__ = ["asks_when", "boost_time_cues", "cue_terms", "states_relative_time"]
 
 #: Memory texts whose cue is kept per process (an LRU keyed by the text itself), as
 #: :data:`shared.echo.ECHO_CACHE_SIZE`.
@@ -86,11 +87,21 @@ def states_relative_time(text: str) -> bool:
     return _RELATIVE_TIME_RE.search(text[:MAX_CUE_CHARS]) is not None
 
 
+def cue_terms(text: str) -> tuple[str, ...] | None:
+    """The index terms :func:`boost_time_cues` compares with a query's topic, sorted.
+
+    Those of the first :data:`MAX_CUE_CHARS` characters of ``text`` when it
+    :func:`states_relative_time`, else None (never a cue). Pure.
+    """
+    return tuple(sorted(_terms(text))) if states_relative_time(text) else None
+
+
 def boost_time_cues(
     query: str,
     candidates: Sequence[Candidate],
     content_of: Mapping[int, str],
     factor: float,
+    prepared: Mapping[int, Prepared] | None = None,
 ) -> list[Candidate]:
     """``candidates`` with the score of time-stating memories times ``factor`` for a when-query.
 
@@ -103,6 +114,9 @@ def boost_time_cues(
             chosen on LoCoMo, see the README, "Recall quality") and shares a topic word with the
             query (a query term other than the when-words: "I moved to Berlin two years ago"
             is not promoted for "What year did my brother go to Rome?").
+        prepared: features prepared when the memories were indexed, by rowid
+            (:class:`shared.recall_index.prepared.Prepared` ``cue_terms``); the others are
+            analysed here.
 
     Returns:
         The candidates re-sorted by score (stable: equal scores keep their order). Pure.
@@ -111,14 +125,16 @@ def boost_time_cues(
         return list(candidates)
     topic = frozenset(query_tokens(query)) - _TIME_TERMS
 
-    def cued(text: str) -> bool:
+    ready = prepared or {}
+
+    def cued(c: Candidate) -> bool:
+        p = ready.get(c.memory_id)
+        if p is not None and p.words_len >= 0:
+            terms = p.cue_terms
+            return terms is not None and (not topic or not topic.isdisjoint(terms))
+        text = content_of.get(c.memory_id, "")
         return states_relative_time(text) and (not topic or not topic.isdisjoint(_terms(text)))
 
-    out = [
-        msgspec.structs.replace(c, score=c.score * factor)
-        if cued(content_of.get(c.memory_id, ""))
-        else c
-        for c in candidates
-    ]
+    out = [msgspec.structs.replace(c, score=c.score * factor) if cued(c) else c for c in candidates]
     out.sort(key=lambda c: -c.score)
     return out

@@ -34,12 +34,18 @@ class Prepared(msgspec.Struct, frozen=True, array_like=True):
     ``q_terms``/``s_terms``: the index terms of its question sentences and of its other
     sentences; ``q_terms`` is None when the text can never be asks-only (no ``?``, or too long;
     :func:`shared.echo.asks_only`).
+    ``words_len``: the length of its words as the echo rules compare them
+    (:func:`shared.echo.normalised_words`); ``cue_terms``: the index terms of a text that states
+    a relative time (:func:`shared.time_cues.cue_terms`), else None. Both are prepared together:
+    ``words_len`` −1 (a record without them) means the text is analysed instead.
     """
 
     line: str
     asked: tuple[str, ...] = ()
     q_terms: tuple[str, ...] | None = None
     s_terms: tuple[str, ...] = ()
+    words_len: int = -1
+    cue_terms: tuple[str, ...] | None = None
 
 
 class Preparer(Protocol):
@@ -58,4 +64,5 @@ class Preparer(Protocol):
 def prepared_bytes(p: Prepared) -> int:
     """Approximate bytes held by ``p`` (the cache budget's estimate)."""
     terms = len(p.asked) + len(p.s_terms) + (len(p.q_terms) if p.q_terms is not None else 0)
+    terms += len(p.cue_terms) if p.cue_terms is not None else 0
     return 100 + len(p.line) + 60 * terms

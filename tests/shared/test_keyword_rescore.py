@@ -10,9 +10,12 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from shared.echo import drop_echoes
 from shared.engine import Engine, build_engine
+from shared.keyword_rescore import rescore_keyword_hits, screen_keyword_hits
+from shared.memory_render import MemoryPreparer
 from shared.models import NewMemory, Scope
-from shared.retrieval import recall, retention_of
+from shared.retrieval import index_candidates, keyword_search_of, recall, retention_of
 from shared.settings import Settings, load_settings
 from shared.store import Store
 
@@ -84,3 +87,37 @@ async def test_a_when_query_promotes_the_memory_that_states_a_time(world):
         PLAIN,
         DATED,
     ]
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How does she stay confident in business?",
+        "Any tips on how you stay confident?",
+        "When did I adopt a puppy?",
+        "What needs watering in the garden?",
+    ],
+)
+async def test_screening_with_the_owner_idf_answers_like_drop_echoes_then_rescore(
+    world, query, prepared
+):
+    _store, engine, db = world
+    settings = settings_for(db)
+    scope = Scope(owner_id="o")
+    index = engine.keywords
+    assert index is not None
+    index.use_preparer(MemoryPreparer(None))
+    hits, memories = await index_candidates(
+        index, keyword_search_of(scope, query, settings, time.time()), settings
+    )
+    await index.cache.settle()
+    ready = index.prepared(scope, memories.values()) if prepared else {}
+    assert bool(ready) == prepared
+    content = {i: m.content for i, m in memories.items()}
+    kept = drop_echoes("Tell me something", hits, content, lambda c: c.memory_id, ready)
+    expected = rescore_keyword_hits(index, scope, query, kept, content, settings, ready)
+    screened = screen_keyword_hits(
+        index, scope, query, "Tell me something", hits, memories, settings, ready
+    )
+    assert screened == expected

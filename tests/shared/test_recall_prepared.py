@@ -232,3 +232,30 @@ async def test_preparing_a_loaded_owner_lets_requests_run_between_slices(parts) 
     finally:
         done = True
         await engine.close()
+
+
+async def test_a_snapshot_keeps_every_prepared_feature(parts) -> None:
+    store, settings, http = parts
+    await _seed(store)
+    warm = await _prepared_engine(store, settings, http)
+    await warm.close()
+    cold = build_engine(settings, store, http, retention_of(settings))
+    assert cold.keywords is not None
+    try:
+        await _block(store, cold, settings, PLAIN, "spring")
+        index = cold.keywords.cache.owners[OWNER]
+        segment = index.segment
+        assert index.from_snapshot and segment.prepared is not None
+        prepare = preparer_for(True, PLAIN)
+        for pos in range(len(segment.memories)):
+            assert segment.prepared[pos] == prepare(segment.memories[pos])
+            assert segment.prepared[pos].words_len >= 0
+    finally:
+        await cold.close()
+
+
+def test_a_prepared_record_of_the_older_layout_decodes_as_not_having_the_new_features() -> None:
+    old = msgspec.msgpack.encode(["- line", ["dog"], None, []])  # four fields, before words_len
+    decoded = msgspec.msgpack.Decoder(Prepared).decode(old)
+    assert decoded == Prepared("- line", ("dog",), None, ())
+    assert decoded.words_len == -1 and decoded.cue_terms is None

@@ -1,0 +1,157 @@
+"""The keyword leg of recall: BM25 hits, minus echoes, rescored, floored (docs/ARCHITECTURE.md).
+
+The in-memory index of :mod:`shared.recall_index` when the engine has one, else FTS5; either
+way the hits are screened (:func:`shared.keyword_rescore.screen_keyword_hits`: echoes of the
+query dropped, matches in question sentences demoted) before the relative floor. Used by
+:mod:`shared.retrieval`, which re-exports the public names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from shared.engine import Engine
+from shared.fts_query import query_terms, quote_term
+from shared.keyword_rescore import screen_keyword_hits
+from shared.models import Memory, Scope
+from shared.ranking import Candidate, apply_relevance_floor, bm25_to_relevance
+from shared.recall_index import KeywordIndex, bm25_params
+from shared.recall_index.prepared import Prepared
+from shared.settings import Settings
+from shared.store.memories import KeywordSearch, MemoryStore, Retention
+
+__all__ = [
+    "DAY_S",
+    "KeywordLeg",
+    "index_candidates",
+    "keyword_candidates",
+    "keyword_leg",
+    "keyword_search_of",
+    "retention_of",
+]
+
+DAY_S = 86_400.0
+
+
+def retention_of(settings: Settings) -> Retention:
+    """The read-time retention rule from the typed-decay settings (TTL days → seconds)."""
+    ttl = {
+        "episodic": settings.episodic_ttl_days,
+        "factual": settings.factual_ttl_days,
+        "procedural": settings.procedural_ttl_days,
+        "semantic": settings.semantic_ttl_days,
+    }
+    return Retention(
+        ttl_s={t: d * DAY_S for t, d in ttl.items() if d > 0},
+        access_immunity=settings.access_immunity,
+    )
+
+
+def keyword_search_of(scope: Scope, query: str, settings: Settings, now: float) -> KeywordSearch:
+    """The keyword search of ``query`` in ``scope`` under ``settings``.
+
+    ``recall_top_k`` results, the typed-decay retention (:func:`retention_of`) and the
+    ``keyword_common_term_df`` cutoff; ``now`` in epoch seconds.
+    """
+    return KeywordSearch(
+        scope=scope,
+        query=query,
+        limit=settings.recall_top_k,
+        now=now,
+        retention=retention_of(settings),
+        common_df=settings.keyword_common_term_df,
+    )
+
+
+async def keyword_candidates(
+    store: MemoryStore, request: KeywordSearch
+) -> tuple[list[Candidate], dict[int, Memory]]:
+    """FTS5 leg: candidates (score = −bm25, higher better) and their memories, best first.
+
+    Terms matching at least ``common_df`` documents are dropped when rarer terms exist (a
+    document-frequency stop list, computed per query with capped counts): ranking every match of
+    a near-ubiquitous term costs time linear in the collection and adds little to BM25, whose IDF
+    for such a term is low. When every term is that common, the terms are AND-ed instead of
+    OR-ed, so only memories containing all of them are ranked. ``common_df`` 0 keeps every term.
+    """
+    common_df = request.common_df
+    terms = [quote_term(t) for t in query_terms(request.query)]
+    if not terms:
+        return [], {}
+    joiner = " OR "
+    if common_df > 0 and len(terms) > 1:
+        counts: Sequence[int] = await store.term_doc_counts(terms, common_df)
+        rare = [t for t, n in zip(terms, counts, strict=True) if n < common_df]
+        if rare:
+            terms = rare
+        else:
+            joiner = " AND "
+    match = joiner.join(terms)
+    rows = await store.keyword_search(
+        request.scope, match, limit=request.limit, now=request.now, retention=request.retention
+    )
+    candidates = [
+        Candidate(memory_id=m.id, score=bm25_to_relevance(score), rank=i + 1)
+        for i, (m, score) in enumerate(rows)
+    ]
+    return candidates, {m.id: m for m, _ in rows}
+
+
+async def index_candidates(
+    index: KeywordIndex, request: KeywordSearch, settings: Settings
+) -> tuple[list[Candidate], dict[int, Memory]]:
+    """Keyword leg over the in-memory index, candidates best first.
+
+    BM25 with the owner's own statistics and the ``bm25_k1``/``bm25_b``/``recall_context_weight``
+    of ``settings``.
+    """
+    index.reconfigure(bm25_params(settings))
+    rows = await index.search(request)
+    candidates = [
+        Candidate(memory_id=m.id, score=score, rank=i + 1) for i, (m, score) in enumerate(rows)
+    ]
+    return candidates, {m.id: m for m, _ in rows}
+
+
+class KeywordLeg(msgspec.Struct):
+    """The floored keyword hits, their records and prepared features, by rowid."""
+
+    hits: list[Candidate]
+    memories: dict[int, Memory]
+    prepared: dict[int, Prepared]
+
+
+async def keyword_leg(
+    store: MemoryStore,
+    engine: Engine | None,
+    scope: Scope,
+    query: str,
+    settings: Settings,
+    now: float,
+    echo_of: str,
+    prepared_fp: str | None = None,
+) -> KeywordLeg:
+    """The keyword leg for ``query`` in ``scope``: hits floored, their records and features.
+
+    BM25 hits (``recall_top_k``; the engine's in-memory index, else FTS5), then the echoes of
+    ``echo_of`` dropped and matches in question sentences demoted
+    (:func:`shared.keyword_rescore.screen_keyword_hits`), then the relative floor
+    (``recall_relative_floor``). The hits' prepared features are looked up under
+    ``prepared_fp`` (None: the cache's current preparer) and returned with them.
+    """
+    request = keyword_search_of(scope, query, settings, now)
+    index = engine.keywords if engine is not None else None
+    if index is not None:
+        found = await index_candidates(index, request, settings)
+    else:
+        found = await keyword_candidates(store, request)
+    # an echo of the query (a stored copy of this question) never sets the floor; a memory that
+    # asked about the query's words is rescored first, with features prepared when the
+    # memories were indexed (else analysed here)
+    memories = found[1]
+    ready = index.prepared(scope, memories.values(), prepared_fp) if index is not None else {}
+    kept = screen_keyword_hits(index, scope, query, echo_of, found[0], memories, settings, ready)
+    floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
+    return KeywordLeg(floored, memories, ready)
