@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from shared.models import Memory
 from shared.recall_index.prepared import Prepared, prepared_bytes
+from shared.recall_index.visibility import column_facts
 
 __all__ = [
     "COLUMNS",
@@ -122,6 +123,13 @@ class Segment:
         )
         self.cols = {"alive": np.ones(len(ids), dtype=np.bool_), **cols}
         self.dead = 0
+        #: What the fixed columns hold (lets the visibility check skip always-true tests).
+        self.facts = column_facts(self.cols)
+        #: Whether positions are in ascending rowid order (then ties by position are by rowid).
+        self.ids_ascending = bool((ids[1:] > ids[:-1]).all())
+        #: The smallest tf factor (> 0: every posting adds a positive score).
+        self.min_w = float(self.post_w.min()) if len(self.post_w) else 0.0
+        self._postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
 
     def __len__(self) -> int:
         return len(self.cols["ids"])
@@ -132,12 +140,24 @@ class Segment:
         return 0 if t is None else int(self.term_start[t + 1] - self.term_start[t])
 
     def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
-        """``(positions, tf factors)`` of ``term`` (empty arrays for an unknown term)."""
+        """``(positions, tf factors)`` of ``term`` (empty arrays for an unknown term).
+
+        Memoised per term (views into the postings, which never change; at most
+        :data:`POSTINGS_MEMO` terms).
+        """
+        got = self._postings.get(term)
+        if got is not None:
+            return got
         t = self.vocab.get(term)
         if t is None:
-            return _EMPTY_I, _EMPTY_F
-        s, e = int(self.term_start[t]), int(self.term_start[t + 1])
-        return self.post_doc[s:e], self.post_w[s:e]
+            got = _EMPTY_I, _EMPTY_F
+        else:
+            s, e = int(self.term_start[t]), int(self.term_start[t + 1])
+            got = self.post_doc[s:e], self.post_w[s:e]
+        if len(self._postings) >= POSTINGS_MEMO:
+            self._postings.clear()
+        self._postings[term] = got
+        return got
 
     def term_max(self, term: str) -> npt.NDArray[np.float32]:
         """The largest tf factor of ``term`` (a 1-element array; the term must be present)."""
@@ -181,6 +201,8 @@ class Segment:
         return arrays + held + 90 * len(self.vocab) + 460 * n
 
 
+POSTINGS_MEMO = 4096
+"""Terms whose postings views a segment keeps (a few hundred bytes each)."""
 _EMPTY_I: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
 _EMPTY_F: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
 
