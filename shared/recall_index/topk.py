@@ -18,7 +18,7 @@ by document position (= rowid order), in both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -54,21 +54,25 @@ PROBE = 4
 
 _TAG = 64
 """Term tag space of :func:`_promising` (more than ``shared.fts_query.DEFAULT_MAX_TERMS``)."""
+_POSITIVE = 1e-30
+"""A product ``idf · w`` above this in float64 is above 0 in float32 too (no underflow)."""
 _EMPTY_IDX: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
 _EMPTY_SCORES: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
 
 
 def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit: int) -> Hits:
-    """The best ``limit`` of ``idx`` (ascending positions) by score, ties by smaller position.
+    """The best ``limit`` of ``idx`` (distinct positions) by score, ties by smaller position.
 
     ``limit`` 0 keeps all. Returns them best first.
     """
     if 0 < limit < len(idx):
-        kth = -np.partition(-scores, limit - 1)[limit - 1]
-        above = np.flatnonzero(scores > kth)
-        ties = np.flatnonzero(scores == kth)
-        ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
-        keep = np.concatenate([above, ties])
+        kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        keep = np.flatnonzero(scores >= kth)
+        if len(keep) > limit:  # ties at the limit: the smaller positions among them
+            above = np.flatnonzero(scores > kth)
+            ties = np.flatnonzero(scores == kth)
+            ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
+            keep = np.concatenate([above, ties])
         idx, scores = idx[keep], scores[keep]
     order = np.lexsort((idx, -scores))
     return idx[order], scores[order]
@@ -96,22 +100,36 @@ def _score(
 def dense_top(
     seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
 ) -> Hits:
-    """The exhaustive scorer: every posting of every term, then :func:`select_top`.
+    """The exhaustive scorer: every posting of every term, then :func:`visible_top`.
 
-    ``need``: documents must hold at least this many of the terms.
+    ``need``: documents must hold at least this many of the terms. One ``bincount`` over the
+    concatenated postings adds each document's products in term order, as a loop of
+    ``acc[docs] += idf * w`` over the terms would.
     """
-    acc = np.zeros(len(seg), dtype=np.float64)
-    count = need > 1  # one term suffices: a flag per document, no counting
-    matched: npt.NDArray[Any] = np.zeros(len(seg), dtype=np.int16 if count else np.bool_)
+    docs_of: list[npt.NDArray[np.int32]] = []
+    w_of: list[npt.NDArray[np.float32]] = []
+    idfs: list[float] = []
     for term, idf in weights.items():
         docs, w = seg.postings(term)
         if len(docs):
-            acc[docs] += idf * w
-            if count:
-                matched[docs] += 1
-            else:
-                matched[docs] = True
-    idx = np.flatnonzero(matched >= need) if count else np.flatnonzero(matched)
+            docs_of.append(docs)
+            w_of.append(w)
+            idfs.append(idf)
+    if not docs_of or (need > len(docs_of)):
+        return _EMPTY_IDX, _EMPTY_SCORES
+    if len(docs_of) == 1:  # one term: its postings are the matches, in position order
+        idx = docs_of[0].astype(np.intp)
+        return visible_top(idx, (idfs[0] * w_of[0]).astype(np.float64), visible, limit)
+    every = np.concatenate(docs_of)
+    lengths = [len(d) for d in docs_of]
+    products = np.concatenate(w_of) * np.repeat(np.array(idfs, dtype=np.float32), lengths)
+    acc = cast("npt.NDArray[np.float64]", np.bincount(every, products, minlength=len(seg)))
+    if need > 1:
+        idx = np.flatnonzero(np.bincount(every, minlength=len(seg)) >= need)
+    elif min(idfs) * seg.min_w > _POSITIVE:  # every product > 0: matched = positive score
+        idx = np.flatnonzero(acc)
+    else:
+        idx = np.flatnonzero(np.bincount(every, minlength=len(seg)))
     return visible_top(idx, acc[idx], visible, limit)
 
 
@@ -128,6 +146,8 @@ def visible_top(
     if limit > 0 and len(idx) > PROBE * limit:
         best, best_scores = select_top(idx, scores, PROBE * limit)
         vis = visible(best)
+        if vis[:limit].all():
+            return best[:limit], best_scores[:limit]
         if np.count_nonzero(vis) >= limit:
             return best[vis][:limit], best_scores[vis][:limit]
     vis = visible(idx)
@@ -150,6 +170,8 @@ def pruned_top(
     then the next terms, until the bounds of those left sum below ``θ``, contribute the
     documents whose bound can still reach ``θ`` (:func:`_promising`), scored exactly too.
     """
+    if limit <= 0 or len(seg) <= dense_docs:
+        return dense_top(seg, weights, visible, limit, need)
     terms: list[Postings] = []
     bounds: list[float] = []
     for term, idf in weights.items():
@@ -159,8 +181,6 @@ def pruned_top(
             bounds.append(float((idf * seg.term_max(term))[0]))
     if not terms:
         return _EMPTY_IDX, _EMPTY_SCORES
-    if limit <= 0 or len(seg) <= dense_docs:
-        return dense_top(seg, weights, visible, limit, need)
     if need > 1:
         rarest = min(terms, key=lambda t: len(t[1]))
         return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
