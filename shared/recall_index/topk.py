@@ -66,16 +66,17 @@ def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit
     ``limit`` 0 keeps all. Returns them best first.
     """
     if 0 < limit < len(idx):
-        kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        cut = len(scores) - limit
+        kth = np.partition(scores, cut)[cut]
         keep = np.flatnonzero(scores >= kth)
         if len(keep) > limit:  # ties at the limit: the smaller positions among them
             above = np.flatnonzero(scores > kth)
             ties = np.flatnonzero(scores == kth)
             ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
             keep = np.concatenate([above, ties])
-        idx, scores = idx[keep], scores[keep]
+        idx, scores = idx.take(keep), scores.take(keep)  # take(): faster than [] on small arrays
     order = np.lexsort((idx, -scores))
-    return idx[order], scores[order]
+    return idx.take(order), scores.take(order)
 
 
 def _score(
@@ -127,10 +128,10 @@ def dense_top(
     if need > 1:
         idx = np.flatnonzero(np.bincount(every, minlength=len(seg)) >= need)
     elif min(idfs) * seg.min_w > _POSITIVE:  # every product > 0: matched = positive score
-        idx = np.flatnonzero(acc)
+        idx = np.flatnonzero(acc > 0)  # a bool mask: nonzero() scans it several times faster
     else:
-        idx = np.flatnonzero(np.bincount(every, minlength=len(seg)))
-    return visible_top(idx, acc[idx], visible, limit)
+        idx = np.flatnonzero(np.bincount(every, minlength=len(seg)) > 0)
+    return visible_top(idx, acc.take(idx), visible, limit)
 
 
 def visible_top(

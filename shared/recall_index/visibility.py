@@ -100,23 +100,23 @@ def visible_mask(
     ``facts``: :func:`column_facts` of ``arrays`` (tests that hold for every document are then
     skipped; None: every test runs). Vectorised: O(len(idx)).
     """
-    ok: npt.NDArray[np.bool_] = arrays["alive"][idx]
+    ok: npt.NDArray[np.bool_] = arrays["alive"].take(idx)
     if (facts is None or facts.users) and not codes.any_user:
-        user = arrays["user"][idx]
+        user = arrays["user"].take(idx)
         ok &= (user == 0) | (user == codes.user)
     if facts is None or facts.sessions:
-        session = arrays["session"][idx]
+        session = arrays["session"].take(idx)
         ok &= (session == 0) | ((session == codes.session) & (codes.session > 0))
     if facts is None or facts.expiring or not now < math.inf:
-        ok &= arrays["expires"][idx] > now
+        ok &= arrays["expires"].take(idx) > now
     rules = _ttl_rules(retention)
     if facts is not None:
         rules = [(code, ttl) for code, ttl in rules if code in facts.types]
     if rules:
         assert retention is not None
-        mtype = arrays["type"][idx]
-        young = arrays["access"][idx] < retention.access_immunity
-        touched = arrays["touched"][idx]
+        mtype = arrays["type"].take(idx)
+        young = arrays["access"].take(idx) < retention.access_immunity
+        touched = arrays["touched"].take(idx)
         for code, ttl in rules:
             ok &= ~((mtype == code) & young & (touched + ttl <= now))
     return ok
