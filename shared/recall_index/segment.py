@@ -130,6 +130,7 @@ class Segment:
         #: The smallest tf factor (> 0: every posting adds a positive score).
         self.min_w = float(self.post_w.min()) if len(self.post_w) else 0.0
         self._postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
+        self._slots: list[npt.NDArray[np.int32]] = []  # see borrow_slots
 
     def __len__(self) -> int:
         return len(self.cols["ids"])
@@ -158,6 +159,26 @@ class Segment:
             self._postings.clear()
         self._postings[term] = got
         return got
+
+    def borrow_slots(self) -> npt.NDArray[np.int32]:
+        """Scratch of one int32 per document, all -1; give it back with :meth:`return_slots`.
+
+        Kept between searches (a fresh one costs a pass over the documents); a search running
+        while another holds it gets a fresh one.
+        """
+        try:
+            return self._slots.pop()
+        except IndexError:
+            return np.full(len(self), -1, dtype=np.int32)
+
+    def return_slots(self, slots: npt.NDArray[np.int32]) -> None:
+        """Give back scratch from :meth:`borrow_slots`, all -1 again."""
+        if not self._slots:
+            self._slots.append(slots)
+
+    def term_maxes(self, terms: list[str]) -> npt.NDArray[np.float32]:
+        """The largest tf factor of each of ``terms`` (all present), in one gather."""
+        return self.max_w.take([self.vocab[t] for t in terms])
 
     def term_max(self, term: str) -> npt.NDArray[np.float32]:
         """The largest tf factor of ``term`` (a 1-element array; the term must be present)."""

@@ -30,6 +30,7 @@ __all__ = [
     "DENSE_DOCS",
     "DENSE_SHARE",
     "PROBE",
+    "SCAN_SHARE",
     "dense_top",
     "pruned_top",
     "select_top",
@@ -50,6 +51,9 @@ DENSE_SHARE = 0.25
 DENSE_DOCS = 50_000
 """Segments up to this size are scanned: a scan of ~3,000 postings beats pruning's fixed cost."""
 PROBE = 4
+SCAN_SHARE = 8
+""":func:`_score` scans a term's postings when they are at most this many times the candidates
+(else it binary-searches each candidate in them: ~log2(postings) steps)."""
 """:func:`visible_top` checks the visibility of this many times ``limit`` best documents first."""
 
 _TAG = 64
@@ -80,21 +84,38 @@ def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit
 
 
 def _score(
-    cand: npt.NDArray[np.intp], terms: Sequence[Postings]
+    cand: npt.NDArray[np.intp], terms: Sequence[Postings], slots: npt.NDArray[np.int32]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int16]]:
-    """Exact scores and matched-term counts of the sorted positions ``cand``.
+    """Exact scores and matched-term counts of the distinct positions ``cand``.
 
-    A term a candidate lacks adds an exact ``0.0``, which leaves the float64 sum unchanged.
+    ``slots``: scratch of one int32 per document, all -1 (so again on return). A term with few
+    postings (at most :data:`SCAN_SHARE` x the candidates) has its postings looked up in
+    ``slots`` (which holds each candidate's row); the candidates are binary-searched in a larger
+    one's. A term a candidate lacks adds nothing, which is what adding an exact ``0.0`` does to
+    the float64 sum.
     """
     acc = np.zeros(len(cand), dtype=np.float64)
     matched = np.zeros(len(cand), dtype=np.int16)
-    probe = cand.astype(np.int32)  # the postings' dtype: a mixed-dtype search copies the postings
-    for idf, docs, w in terms:
-        pos = docs.searchsorted(probe)
-        np.minimum(pos, len(docs) - 1, out=pos)
-        hit = docs.take(pos) == probe
-        acc += np.where(hit, idf * w.take(pos), 0.0)
-        matched += hit
+    probe: npt.NDArray[np.int32] | None = None
+    slots[cand] = np.arange(len(cand), dtype=np.int32)
+    try:
+        for idf, docs, w in terms:
+            if len(docs) <= SCAN_SHARE * len(cand):
+                at = slots.take(docs)
+                hit = np.flatnonzero(at >= 0)
+                rows = at.take(hit)
+                acc[rows] += idf * w.take(hit)
+                matched[rows] += 1
+                continue
+            if probe is None:  # the postings' dtype: a mixed-dtype search copies the postings
+                probe = cand.astype(np.int32)
+            pos = docs.searchsorted(probe)
+            np.minimum(pos, len(docs) - 1, out=pos)
+            found = docs.take(pos) == probe
+            acc += np.where(found, idf * w.take(pos), 0.0)
+            matched += found
+    finally:
+        slots[cand] = -1
     return acc, matched
 
 
@@ -174,23 +195,35 @@ def pruned_top(
     if limit <= 0 or len(seg) <= dense_docs:
         return dense_top(seg, weights, visible, limit, need)
     terms: list[Postings] = []
-    bounds: list[float] = []
+    held: list[str] = []
     for term, idf in weights.items():
         docs, w = seg.postings(term)
         if len(docs):
             terms.append((idf, docs, w))
-            bounds.append(float((idf * seg.term_max(term))[0]))
+            held.append(term)
     if not terms:
         return _EMPTY_IDX, _EMPTY_SCORES
-    if need > 1:
-        rarest = min(terms, key=lambda t: len(t[1]))
-        return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
-    found = _maxscore(len(seg), terms, bounds, visible, limit)
+    # ub_t = idf_t · max w_t, multiplied in float32 like every product of the scorer
+    idfs = np.array([t[0] for t in terms], dtype=np.float32)
+    bounds: list[float] = (idfs * seg.term_maxes(held)).tolist()
+    slots = seg.borrow_slots()
+    try:
+        if need > 1:
+            rarest = min(terms, key=lambda t: len(t[1]))
+            return _finish(rarest[1].astype(np.intp), terms, visible, limit, need, slots)
+        found = _maxscore(len(seg), terms, bounds, visible, limit, slots)
+    finally:
+        seg.return_slots(slots)
     return dense_top(seg, weights, visible, limit, need) if found is None else found
 
 
 def _maxscore(
-    n: int, terms: Sequence[Postings], bounds: Sequence[float], visible: Visible, limit: int
+    n: int,
+    terms: Sequence[Postings],
+    bounds: Sequence[float],
+    visible: Visible,
+    limit: int,
+    slots: npt.NDArray[np.int32],
 ) -> Hits | None:
     """The two MaxScore rounds of :func:`pruned_top`; None when a scan is cheaper."""
     order = sorted(range(len(terms)), key=lambda i: -bounds[i])
@@ -199,7 +232,7 @@ def _maxscore(
     if len(first) > DENSE_SHARE * n:
         return None
     cand = first.astype(np.intp)
-    acc, _ = _score(cand, terms)
+    acc, _ = _score(cand, terms, slots)
     vis = visible(cand)
     cand, acc = cand[vis], acc[vis]
     theta = -np.partition(-acc, limit - 1)[limit - 1] if len(cand) >= limit else -np.inf
@@ -209,7 +242,7 @@ def _maxscore(
     more = _promising(first, [(terms[i][1], bounds[i]) for i in order[1:k]], rest[k], theta)
     if len(more) > DENSE_SHARE * n:
         return None
-    more_acc, _ = _score(more, terms)
+    more_acc, _ = _score(more, terms, slots)
     vis = visible(more)
     both = np.concatenate([cand, more[vis]])
     return select_top(both, np.concatenate([acc, more_acc[vis]]), limit)
@@ -245,7 +278,8 @@ def _finish(
     visible: Visible,
     limit: int,
     need: int,
+    slots: npt.NDArray[np.int32],
 ) -> Hits:
-    acc, matched = _score(cand, terms)
+    acc, matched = _score(cand, terms, slots)
     keep = matched >= need
     return visible_top(cand[keep], acc[keep], visible, limit)
