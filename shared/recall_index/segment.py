@@ -219,7 +219,8 @@ class Segment:
             held += sum(prepared_bytes(p) for p in prepared)
         elif prepared is not None:  # decoded from the snapshot blob counted with the records
             held += 120 * n
-        return arrays + held + 90 * len(self.vocab) + 460 * n
+        slots = 4 * n  # the scratch of pruned searches (borrow_slots), once one ran
+        return arrays + held + slots + 90 * len(self.vocab) + 460 * n
 
 
 POSTINGS_MEMO = 4096

@@ -4,8 +4,9 @@ A query's cost should not grow with how many documents hold one of its terms. Ma
 Flood, "Query evaluation: strategies and optimizations", IP&M 31(6), 1995) splits the query terms
 by their score upper bound ``ub_t = idf_t · max tf factor of t``: candidates are drawn only from
 the postings of the "essential" terms (highest bounds first); every candidate is then scored
-exactly over every term (binary search into the other terms' sorted postings), and the ``limit``-th
-best visible candidate score ``θ`` is compared with the sum of the remaining terms' bounds. A
+exactly over every term (a small term's postings looked up in a per-document slot array, a
+large term's sorted postings binary-searched), and the ``limit``-th best visible candidate score
+``θ`` is compared with the sum of the remaining terms' bounds. A
 document holding none of the essential terms scores at most that sum, so once the sum is below
 ``θ`` the candidates' top is the exact top; otherwise the next term becomes essential. Common
 terms (large postings, low IDF, hence low bounds) are then only probed, never scanned.
