@@ -305,6 +305,30 @@ def _memo_terms(text: str) -> tuple[str, ...]:
 def _terms(text: str, max_terms: int) -> list[str]:
     if max_terms <= 0:
         return []
+    if text.isascii():
+        return _ascii_terms(text, max_terms)
+    return _unicode_terms(text, max_terms)
+
+
+def _ascii_terms(text: str, max_terms: int) -> list[str]:
+    """:func:`_unicode_terms` of an ASCII ``text``, in one regex pass.
+
+    (NFC and unicode61's case folding leave ASCII as :meth:`str.lower` does, and every token is
+    a :data:`_WORD` of letters and digits.)
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+    for term in _ASCII_WORD.findall(text.lower()):
+        if len(term) <= 1 or term in STOP_WORDS or term in seen:
+            continue
+        seen.add(term)
+        terms.append(term)
+        if len(terms) >= max_terms:
+            break
+    return terms
+
+
+def _unicode_terms(text: str, max_terms: int) -> list[str]:
     terms: list[str] = []
     seen: set[str] = set()
     for cls, tok in _segmented_tokens(unicodedata.normalize("NFC", text)):

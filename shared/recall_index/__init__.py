@@ -173,7 +173,11 @@ class KeywordIndex:
         if not parts:
             return {}
         n = sum(p.stat_docs for p in parts)
-        return {t: idf(n, sum(p.df(t) for p in parts)) for t in terms}
+        live = [p for p in parts if p.stat_docs]  # an empty partition adds nothing to df
+        if len(live) == 1:
+            df = live[0].df
+            return {t: idf(n, df(t)) for t in terms}
+        return {t: idf(n, sum(p.df(t) for p in live)) for t in terms}
 
     def reconfigure(self, params: Bm25Params) -> None:
         """Use new BM25 parameters: cached owners are dropped and rebuilt on their next use."""

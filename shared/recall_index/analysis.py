@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import Stemmer
 
-from shared.fts_query import DEFAULT_MAX_TERMS, index_text, query_terms
+from shared.fts_query import DEFAULT_MAX_TERMS, MEMO_CHARS, index_text, query_terms
 
 __all__ = ["analyse", "analyse_context", "analyse_many", "context_text", "query_tokens"]
 
@@ -117,19 +117,53 @@ def query_tokens(query: str, max_terms: int = DEFAULT_MAX_TERMS) -> list[str]:
     :func:`shared.fts_query.query_terms` picks the terms (stop words and 1-letter words dropped,
     CJK bigrams, at most ``max_terms``); each is then analysed like indexed text (a term that
     FTS5 would re-tokenise into several tokens gives several terms). ``[]`` when nothing is left.
-    Memoised per ``(query, max_terms)`` (one request asks several times: the search, the question
-    factor, the when factor).
+    Memoised per query (one request asks several times, with different ``max_terms``: the
+    search, the question factor, the when factor) and per query term (words repeat across
+    queries).
     """
-    return list(_memo_query_tokens(query, max_terms))
+    if max_terms <= 0:
+        return []
+    if len(query) > MEMO_CHARS or max_terms > MEMO_CHARS:
+        return list(_memo_long_query_tokens(query, max_terms))
+    groups, every = _memo_query_tokens(query)
+    if max_terms >= len(groups):
+        return list(every)
+    return list(_distinct(groups[:max_terms]))
 
 
 @functools.lru_cache(maxsize=256)
-def _memo_query_tokens(query: str, max_terms: int) -> tuple[str, ...]:
-    out: list[str] = []
-    seen: set[str] = set()
-    for term in query_terms(query, max_terms):
-        for token in analyse(term):
-            if token not in seen:
-                seen.add(token)
-                out.append(token)
-    return tuple(out)
+def _memo_query_tokens(query: str) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """``(index terms of each query term, distinct index terms of them all)`` of ``query``.
+
+    The query terms are those of :func:`shared.fts_query.query_terms` under its own cap
+    (:data:`shared.fts_query.MEMO_CHARS`), so any smaller ``max_terms`` takes a prefix of them.
+    """
+    groups = tuple(_analyse_word(term) for term in query_terms(query, MEMO_CHARS))
+    return groups, _distinct(groups)
+
+
+@functools.lru_cache(maxsize=16)
+def _memo_long_query_tokens(query: str, max_terms: int) -> tuple[str, ...]:
+    """:func:`query_tokens` of a query longer than :data:`shared.fts_query.MEMO_CHARS`."""
+    return _distinct(_analyse_word(term) for term in query_terms(query, max_terms))
+
+
+def _distinct(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    """The terms of ``groups`` in first-occurrence order, each once."""
+    return tuple(dict.fromkeys(itertools.chain.from_iterable(groups)))
+
+
+def _analyse_word(term: str) -> tuple[str, ...]:
+    """:func:`analyse` of one query term, memoised for terms of at most :data:`_WORD_MEMO_CHARS`."""
+    if len(term) > _WORD_MEMO_CHARS:
+        return tuple(analyse(term))
+    return _memo_analyse_word(term)
+
+
+_WORD_MEMO_CHARS = 64
+"""Longest query term whose analysis is memoised (so the memo stays at a few MB)."""
+
+
+@functools.lru_cache(maxsize=16_384)
+def _memo_analyse_word(term: str) -> tuple[str, ...]:
+    return tuple(analyse(term))

@@ -33,6 +33,8 @@ REBUILD_MIN = 256
 """A delta of at most this many memories never triggers a rebuild."""
 REBUILD_SHARE = 0.05
 """Rebuild once more than this share of the owner's documents was replaced or added."""
+DF_MEMO = 16_384
+"""Terms whose document frequency an owner index keeps between writes."""
 IDF_FLOOR = 1e-6
 """FTS5's floor for a non-positive IDF (a term in at least half of the documents)."""
 
@@ -52,6 +54,7 @@ class OwnerIndex:
         self.generation = 0  # bumped by every applied write (caches derived from it re-read)
         #: What prepared the segment's features, and prepares delta memories (set by the loader)
         self.prepare: Preparer | None = None
+        self._df: dict[str, int] = {}  # df by term, emptied by every upsert and remove
 
     @property
     def size(self) -> int:
@@ -81,6 +84,7 @@ class OwnerIndex:
 
         ``prepare``: also prepare its features now (~0.1 ms; else recall renders it on the fly).
         """
+        self._df.clear()
         self.segment.kill(memory.id)
         self.delta.add(memory, text, context, self.params.context_weight)
         if prepare and self.prepare is not None:
@@ -88,6 +92,7 @@ class OwnerIndex:
 
     def remove(self, memory_id: int) -> bool:
         """Apply a delete; True when the memory was held."""
+        self._df.clear()
         return self.segment.kill(memory_id) | self.delta.remove(memory_id)
 
     def touch(self, memory_id: int, access_count: int, last_accessed_at: float | None) -> None:
@@ -134,8 +139,17 @@ class OwnerIndex:
         return out
 
     def df(self, term: str) -> int:
-        """Documents holding ``term`` (see the module docstring for tombstones)."""
-        return self.segment.df(term) + self.delta.df(term)
+        """Documents holding ``term`` (see the module docstring for tombstones).
+
+        Memoised per term until the next write (at most :data:`DF_MEMO` terms).
+        """
+        got = self._df.get(term)
+        if got is None:
+            got = self.segment.df(term) + self.delta.df(term)
+            if len(self._df) >= DF_MEMO:
+                self._df.clear()
+            self._df[term] = got
+        return got
 
     def codes(self, scope: Scope) -> ScopeCodes:
         """``scope`` in this segment's codes."""
@@ -166,11 +180,16 @@ class OwnerIndex:
         seg = self.segment
         codes = self.codes(scope)
 
+        cols, facts = seg.cols, seg.facts
+
         def visible(idx: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-            return visible_mask(seg.cols, idx, codes, now, retention)
+            return visible_mask(cols, idx, codes, now, retention, facts)
 
         idx, scores = pruned_top(seg, weights, visible, limit, max(1, len(required)))
-        memories = [seg.memories[i] for i in idx.tolist()]
+        held = seg.memories
+        memories = [held[i] for i in idx.tolist()]
+        if not self.delta.memories:
+            return scores, memories
         extra = self._delta_hits(weights, scope, now, retention, required, codes.any_user)
         if extra:
             scores = np.concatenate([scores, np.fromiter(extra.values(), dtype=np.float64)])
@@ -235,8 +254,12 @@ def search(
     at least ``common_df`` documents are dropped when rarer terms exist; when every term is that
     common, only documents holding all of them count (0 keeps every term, as the SQL tier did).
     """
+    parts = [p for p in parts if p.stat_docs]  # an empty partition adds nothing to N or df
     n = sum(p.stat_docs for p in parts)
-    df = {t: sum(p.df(t) for p in parts) for t in terms}
+    if len(parts) == 1:
+        df = {t: parts[0].df(t) for t in terms}
+    else:
+        df = {t: sum(p.df(t) for p in parts) for t in terms}
     present = [t for t in terms if df[t] > 0]
     if not present or limit <= 0:
         return []
@@ -250,12 +273,21 @@ def search(
         else:
             return []
     weights = {t: idf(n, df[t]) for t in present}
-    all_scores: list[npt.NDArray[np.float64]] = []
-    all_memories: list[Memory] = []
-    for part in parts:
-        scores, memories = part.hits(weights, scope, now, retention, required, limit)
-        all_scores.append(scores)
-        all_memories.extend(memories)
+    found = [
+        (part, part.hits(weights, scope, now, retention, required, limit))
+        for part in parts
+        if part.size
+    ]
+    found = [(part, hit) for part, hit in found if hit[1]]
+    if len(found) == 1:
+        part, (scores, memories) = found[0]
+        if len(memories) <= limit and not part.delta.memories and part.segment.ids_ascending:
+            # the segment's top alone, best first with ties by position, i.e. by rowid
+            return list(zip(memories, scores.tolist(), strict=True))
+    all_scores = [hit[0] for _, hit in found]
+    all_memories = [m for _, hit in found for m in hit[1]]
+    if not all_memories:
+        return []
     return _top(np.concatenate(all_scores), all_memories, limit)
 
 

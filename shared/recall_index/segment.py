@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from shared.models import Memory
 from shared.recall_index.prepared import Prepared, prepared_bytes
+from shared.recall_index.visibility import column_facts
 
 __all__ = [
     "COLUMNS",
@@ -122,6 +123,14 @@ class Segment:
         )
         self.cols = {"alive": np.ones(len(ids), dtype=np.bool_), **cols}
         self.dead = 0
+        #: What the fixed columns hold (lets the visibility check skip always-true tests).
+        self.facts = column_facts(self.cols)
+        #: Whether positions are in ascending rowid order (then ties by position are by rowid).
+        self.ids_ascending = bool((ids[1:] > ids[:-1]).all())
+        #: The smallest tf factor (> 0: every posting adds a positive score).
+        self.min_w = float(self.post_w.min()) if len(self.post_w) else 0.0
+        self._postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
+        self._slots: list[npt.NDArray[np.int32]] = []  # see borrow_slots
 
     def __len__(self) -> int:
         return len(self.cols["ids"])
@@ -132,12 +141,44 @@ class Segment:
         return 0 if t is None else int(self.term_start[t + 1] - self.term_start[t])
 
     def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
-        """``(positions, tf factors)`` of ``term`` (empty arrays for an unknown term)."""
+        """``(positions, tf factors)`` of ``term`` (empty arrays for an unknown term).
+
+        Memoised per term (views into the postings, which never change; at most
+        :data:`POSTINGS_MEMO` terms).
+        """
+        got = self._postings.get(term)
+        if got is not None:
+            return got
         t = self.vocab.get(term)
         if t is None:
-            return _EMPTY_I, _EMPTY_F
-        s, e = int(self.term_start[t]), int(self.term_start[t + 1])
-        return self.post_doc[s:e], self.post_w[s:e]
+            got = _EMPTY_I, _EMPTY_F
+        else:
+            s, e = int(self.term_start[t]), int(self.term_start[t + 1])
+            got = self.post_doc[s:e], self.post_w[s:e]
+        if len(self._postings) >= POSTINGS_MEMO:
+            self._postings.clear()
+        self._postings[term] = got
+        return got
+
+    def borrow_slots(self) -> npt.NDArray[np.int32]:
+        """Scratch of one int32 per document, all -1; give it back with :meth:`return_slots`.
+
+        Kept between searches (a fresh one costs a pass over the documents); a search running
+        while another holds it gets a fresh one.
+        """
+        try:
+            return self._slots.pop()
+        except IndexError:
+            return np.full(len(self), -1, dtype=np.int32)
+
+    def return_slots(self, slots: npt.NDArray[np.int32]) -> None:
+        """Give back scratch from :meth:`borrow_slots`, all -1 again."""
+        if not self._slots:
+            self._slots.append(slots)
+
+    def term_maxes(self, terms: list[str]) -> npt.NDArray[np.float32]:
+        """The largest tf factor of each of ``terms`` (all present), in one gather."""
+        return self.max_w.take([self.vocab[t] for t in terms])
 
     def term_max(self, term: str) -> npt.NDArray[np.float32]:
         """The largest tf factor of ``term`` (a 1-element array; the term must be present)."""
@@ -178,9 +219,12 @@ class Segment:
             held += sum(prepared_bytes(p) for p in prepared)
         elif prepared is not None:  # decoded from the snapshot blob counted with the records
             held += 120 * n
-        return arrays + held + 90 * len(self.vocab) + 460 * n
+        slots = 4 * n  # the scratch of pruned searches (borrow_slots), once one ran
+        return arrays + held + slots + 90 * len(self.vocab) + 460 * n
 
 
+POSTINGS_MEMO = 4096
+"""Terms whose postings views a segment keeps (a few hundred bytes each)."""
 _EMPTY_I: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
 _EMPTY_F: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
 

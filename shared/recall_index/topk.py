@@ -4,8 +4,9 @@ A query's cost should not grow with how many documents hold one of its terms. Ma
 Flood, "Query evaluation: strategies and optimizations", IP&M 31(6), 1995) splits the query terms
 by their score upper bound ``ub_t = idf_t · max tf factor of t``: candidates are drawn only from
 the postings of the "essential" terms (highest bounds first); every candidate is then scored
-exactly over every term (binary search into the other terms' sorted postings), and the ``limit``-th
-best visible candidate score ``θ`` is compared with the sum of the remaining terms' bounds. A
+exactly over every term (a small term's postings looked up in a per-document slot array, a
+large term's sorted postings binary-searched), and the ``limit``-th best visible candidate score
+``θ`` is compared with the sum of the remaining terms' bounds. A
 document holding none of the essential terms scores at most that sum, so once the sum is below
 ``θ`` the candidates' top is the exact top; otherwise the next term becomes essential. Common
 terms (large postings, low IDF, hence low bounds) are then only probed, never scanned.
@@ -18,7 +19,7 @@ by document position (= rowid order), in both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ __all__ = [
     "DENSE_DOCS",
     "DENSE_SHARE",
     "PROBE",
+    "SCAN_SHARE",
     "dense_top",
     "pruned_top",
     "select_top",
@@ -50,69 +52,108 @@ DENSE_SHARE = 0.25
 DENSE_DOCS = 50_000
 """Segments up to this size are scanned: a scan of ~3,000 postings beats pruning's fixed cost."""
 PROBE = 4
+SCAN_SHARE = 8
+""":func:`_score` scans a term's postings when they are at most this many times the candidates
+(else it binary-searches each candidate in them: ~log2(postings) steps)."""
 """:func:`visible_top` checks the visibility of this many times ``limit`` best documents first."""
 
 _TAG = 64
 """Term tag space of :func:`_promising` (more than ``shared.fts_query.DEFAULT_MAX_TERMS``)."""
+_POSITIVE = 1e-30
+"""A product ``idf · w`` above this in float64 is above 0 in float32 too (no underflow)."""
 _EMPTY_IDX: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
 _EMPTY_SCORES: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
 
 
 def select_top(idx: npt.NDArray[np.intp], scores: npt.NDArray[np.float64], limit: int) -> Hits:
-    """The best ``limit`` of ``idx`` (ascending positions) by score, ties by smaller position.
+    """The best ``limit`` of ``idx`` (distinct positions) by score, ties by smaller position.
 
     ``limit`` 0 keeps all. Returns them best first.
     """
     if 0 < limit < len(idx):
-        kth = -np.partition(-scores, limit - 1)[limit - 1]
-        above = np.flatnonzero(scores > kth)
-        ties = np.flatnonzero(scores == kth)
-        ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
-        keep = np.concatenate([above, ties])
-        idx, scores = idx[keep], scores[keep]
+        cut = len(scores) - limit
+        kth = np.partition(scores, cut)[cut]
+        keep = np.flatnonzero(scores >= kth)
+        if len(keep) > limit:  # ties at the limit: the smaller positions among them
+            above = np.flatnonzero(scores > kth)
+            ties = np.flatnonzero(scores == kth)
+            ties = ties[np.argsort(idx[ties], kind="stable")][: limit - len(above)]
+            keep = np.concatenate([above, ties])
+        idx, scores = idx.take(keep), scores.take(keep)  # take(): faster than [] on small arrays
     order = np.lexsort((idx, -scores))
-    return idx[order], scores[order]
+    return idx.take(order), scores.take(order)
 
 
 def _score(
-    cand: npt.NDArray[np.intp], terms: Sequence[Postings]
+    cand: npt.NDArray[np.intp], terms: Sequence[Postings], slots: npt.NDArray[np.int32]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int16]]:
-    """Exact scores and matched-term counts of the sorted positions ``cand``.
+    """Exact scores and matched-term counts of the distinct positions ``cand``.
 
-    A term a candidate lacks adds an exact ``0.0``, which leaves the float64 sum unchanged.
+    ``slots``: scratch of one int32 per document, all -1 (so again on return). A term with few
+    postings (at most :data:`SCAN_SHARE` x the candidates) has its postings looked up in
+    ``slots`` (which holds each candidate's row); the candidates are binary-searched in a larger
+    one's. A term a candidate lacks adds nothing, which is what adding an exact ``0.0`` does to
+    the float64 sum.
     """
     acc = np.zeros(len(cand), dtype=np.float64)
     matched = np.zeros(len(cand), dtype=np.int16)
-    probe = cand.astype(np.int32)  # the postings' dtype: a mixed-dtype search copies the postings
-    for idf, docs, w in terms:
-        pos = docs.searchsorted(probe)
-        np.minimum(pos, len(docs) - 1, out=pos)
-        hit = docs.take(pos) == probe
-        acc += np.where(hit, idf * w.take(pos), 0.0)
-        matched += hit
+    probe: npt.NDArray[np.int32] | None = None
+    slots[cand] = np.arange(len(cand), dtype=np.int32)
+    try:
+        for idf, docs, w in terms:
+            if len(docs) <= SCAN_SHARE * len(cand):
+                at = slots.take(docs)
+                hit = np.flatnonzero(at >= 0)
+                rows = at.take(hit)
+                acc[rows] += idf * w.take(hit)
+                matched[rows] += 1
+                continue
+            if probe is None:  # the postings' dtype: a mixed-dtype search copies the postings
+                probe = cand.astype(np.int32)
+            pos = docs.searchsorted(probe)
+            np.minimum(pos, len(docs) - 1, out=pos)
+            found = docs.take(pos) == probe
+            acc += np.where(found, idf * w.take(pos), 0.0)
+            matched += found
+    finally:
+        slots[cand] = -1
     return acc, matched
 
 
 def dense_top(
     seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
 ) -> Hits:
-    """The exhaustive scorer: every posting of every term, then :func:`select_top`.
+    """The exhaustive scorer: every posting of every term, then :func:`visible_top`.
 
-    ``need``: documents must hold at least this many of the terms.
+    ``need``: documents must hold at least this many of the terms. One ``bincount`` over the
+    concatenated postings adds each document's products in term order, as a loop of
+    ``acc[docs] += idf * w`` over the terms would.
     """
-    acc = np.zeros(len(seg), dtype=np.float64)
-    count = need > 1  # one term suffices: a flag per document, no counting
-    matched: npt.NDArray[Any] = np.zeros(len(seg), dtype=np.int16 if count else np.bool_)
+    docs_of: list[npt.NDArray[np.int32]] = []
+    w_of: list[npt.NDArray[np.float32]] = []
+    idfs: list[float] = []
     for term, idf in weights.items():
         docs, w = seg.postings(term)
         if len(docs):
-            acc[docs] += idf * w
-            if count:
-                matched[docs] += 1
-            else:
-                matched[docs] = True
-    idx = np.flatnonzero(matched >= need) if count else np.flatnonzero(matched)
-    return visible_top(idx, acc[idx], visible, limit)
+            docs_of.append(docs)
+            w_of.append(w)
+            idfs.append(idf)
+    if not docs_of or (need > len(docs_of)):
+        return _EMPTY_IDX, _EMPTY_SCORES
+    if len(docs_of) == 1:  # one term: its postings are the matches, in position order
+        idx = docs_of[0].astype(np.intp)
+        return visible_top(idx, (idfs[0] * w_of[0]).astype(np.float64), visible, limit)
+    every = np.concatenate(docs_of)
+    lengths = [len(d) for d in docs_of]
+    products = np.concatenate(w_of) * np.repeat(np.array(idfs, dtype=np.float32), lengths)
+    acc = cast("npt.NDArray[np.float64]", np.bincount(every, products, minlength=len(seg)))
+    if need > 1:
+        idx = np.flatnonzero(np.bincount(every, minlength=len(seg)) >= need)
+    elif min(idfs) * seg.min_w > _POSITIVE:  # every product > 0: matched = positive score
+        idx = np.flatnonzero(acc > 0)  # a bool mask: nonzero() scans it several times faster
+    else:
+        idx = np.flatnonzero(np.bincount(every, minlength=len(seg)) > 0)
+    return visible_top(idx, acc.take(idx), visible, limit)
 
 
 def visible_top(
@@ -128,6 +169,8 @@ def visible_top(
     if limit > 0 and len(idx) > PROBE * limit:
         best, best_scores = select_top(idx, scores, PROBE * limit)
         vis = visible(best)
+        if vis[:limit].all():
+            return best[:limit], best_scores[:limit]
         if np.count_nonzero(vis) >= limit:
             return best[vis][:limit], best_scores[vis][:limit]
     vis = visible(idx)
@@ -150,26 +193,38 @@ def pruned_top(
     then the next terms, until the bounds of those left sum below ``θ``, contribute the
     documents whose bound can still reach ``θ`` (:func:`_promising`), scored exactly too.
     """
+    if limit <= 0 or len(seg) <= dense_docs:
+        return dense_top(seg, weights, visible, limit, need)
     terms: list[Postings] = []
-    bounds: list[float] = []
+    held: list[str] = []
     for term, idf in weights.items():
         docs, w = seg.postings(term)
         if len(docs):
             terms.append((idf, docs, w))
-            bounds.append(float((idf * seg.term_max(term))[0]))
+            held.append(term)
     if not terms:
         return _EMPTY_IDX, _EMPTY_SCORES
-    if limit <= 0 or len(seg) <= dense_docs:
-        return dense_top(seg, weights, visible, limit, need)
-    if need > 1:
-        rarest = min(terms, key=lambda t: len(t[1]))
-        return _finish(rarest[1].astype(np.intp), terms, visible, limit, need)
-    found = _maxscore(len(seg), terms, bounds, visible, limit)
+    # ub_t = idf_t · max w_t, multiplied in float32 like every product of the scorer
+    idfs = np.array([t[0] for t in terms], dtype=np.float32)
+    bounds: list[float] = (idfs * seg.term_maxes(held)).tolist()
+    slots = seg.borrow_slots()
+    try:
+        if need > 1:
+            rarest = min(terms, key=lambda t: len(t[1]))
+            return _finish(rarest[1].astype(np.intp), terms, visible, limit, need, slots)
+        found = _maxscore(len(seg), terms, bounds, visible, limit, slots)
+    finally:
+        seg.return_slots(slots)
     return dense_top(seg, weights, visible, limit, need) if found is None else found
 
 
 def _maxscore(
-    n: int, terms: Sequence[Postings], bounds: Sequence[float], visible: Visible, limit: int
+    n: int,
+    terms: Sequence[Postings],
+    bounds: Sequence[float],
+    visible: Visible,
+    limit: int,
+    slots: npt.NDArray[np.int32],
 ) -> Hits | None:
     """The two MaxScore rounds of :func:`pruned_top`; None when a scan is cheaper."""
     order = sorted(range(len(terms)), key=lambda i: -bounds[i])
@@ -178,7 +233,7 @@ def _maxscore(
     if len(first) > DENSE_SHARE * n:
         return None
     cand = first.astype(np.intp)
-    acc, _ = _score(cand, terms)
+    acc, _ = _score(cand, terms, slots)
     vis = visible(cand)
     cand, acc = cand[vis], acc[vis]
     theta = -np.partition(-acc, limit - 1)[limit - 1] if len(cand) >= limit else -np.inf
@@ -188,7 +243,7 @@ def _maxscore(
     more = _promising(first, [(terms[i][1], bounds[i]) for i in order[1:k]], rest[k], theta)
     if len(more) > DENSE_SHARE * n:
         return None
-    more_acc, _ = _score(more, terms)
+    more_acc, _ = _score(more, terms, slots)
     vis = visible(more)
     both = np.concatenate([cand, more[vis]])
     return select_top(both, np.concatenate([acc, more_acc[vis]]), limit)
@@ -224,7 +279,8 @@ def _finish(
     visible: Visible,
     limit: int,
     need: int,
+    slots: npt.NDArray[np.int32],
 ) -> Hits:
-    acc, matched = _score(cand, terms)
+    acc, matched = _score(cand, terms, slots)
     keep = matched >= need
     return visible_top(cand[keep], acc[keep], visible, limit)

@@ -9,6 +9,7 @@ import sqlean
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared import fts_query
 from shared.fts_query import (
     build_match_query,
     cjk_bigrams,
@@ -265,3 +266,12 @@ def _shared_conn() -> sqlean.Connection:
             conn.execute("insert into t(rowid, x) values (?, ?)", (i, index_text(doc, None)))
         _CONN.append(conn)
     return _CONN[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from("abcXYZ019 _'-?!.\\n\\tIaAthewhatTHE"), max_size=80),
+    max_terms=st.integers(0, 6),
+)
+def test_ascii_terms_equal_the_unicode_path(text: str, max_terms: int) -> None:
+    assert fts_query._ascii_terms(text, max_terms) == fts_query._unicode_terms(text, max_terms)

@@ -50,12 +50,15 @@ def _docs(seed: int, n: int) -> list[IndexedRow]:
     limit=st.sampled_from([0, 1, 3, 10, 50]),
     k1=st.sampled_from([0.9, 1.2]),
     b=st.sampled_from([0.3, 0.75]),
+    context_weight=st.sampled_from([0.0, 0.5]),
     hidden=st.floats(0.0, 0.9),
     need_all=st.booleans(),
 )
-def test_pruned_equals_exhaustive(seed, n, query, limit, k1, b, hidden, need_all) -> None:
+def test_pruned_equals_exhaustive(
+    seed, n, query, limit, k1, b, context_weight, hidden, need_all
+) -> None:
     docs = _docs(seed, n)
-    seg = build_segment(docs, Bm25Params(k1=k1, b=b, context_weight=0.5))
+    seg = build_segment(docs, Bm25Params(k1=k1, b=b, context_weight=context_weight))
     rng = np.random.default_rng(seed + 1)
     shown = rng.random(n) >= hidden
     weights = {t: math.log(1 + n / (1 + seg.df(t))) for t in query}
