@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/vector_preselect.py [--sizes 10k,100k] [--queries 500] [--dims 64]
+    python bench/vector_preselect.py [--sizes 10k,100k] [--queries 500] [--dims 96]
         [--data-dir data]
 
 For each size the database of ``bench/gateway.py`` (``gw-<N>-static.db``: the caller owns N
@@ -119,7 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10k,100k")
     parser.add_argument("--queries", type=int, default=500)
-    parser.add_argument("--dims", type=int, default=64)
+    parser.add_argument("--dims", type=int, default=96)
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
     asyncio.run(main_async(args))

@@ -154,7 +154,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: The in-memory vector search of a matrix of 2,048+ rows first scores every row on this
     #: many principal directions, then gives the best 10 x wanted rows their exact cosine
     #: (shared.recall_index.preselect); 0 = scan every full row (exact, reads the whole matrix).
-    vector_preselect_dims: int = 64
+    vector_preselect_dims: int = 96
     #: In hybrid recall, a vector hit the keyword leg did not find must clear the vector floor
     #: by this much more cosine (0 = no extra evidence asked); chosen on LoCoMo (README).
     recall_vector_only_margin: float = 0.2
