@@ -284,7 +284,25 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     try:
         return msgspec.convert(raw, Settings, strict=False)
     except msgspec.ValidationError as exc:
-        raise ConfigurationError(f"invalid setting: {exc}") from exc
+        raise ConfigurationError(_invalid_setting(exc, raw, overrides)) from exc
+
+
+def _invalid_setting(
+    exc: msgspec.ValidationError, raw: Mapping[str, object], overrides: Mapping[str, object]
+) -> str:
+    """The message of a refused setting: the variable (or field) named, with its value.
+
+    ``Expected `int`, got `str` - at `$.recall_top_k``` becomes ``invalid setting
+    MNEMOGATE_RECALL_TOP_K='ten': Expected `int`, got `str``` (every environment value is a
+    string, so the bare message did not say which one was wrong).
+    """
+    text = str(exc)
+    reason, _, where = text.rpartition(" - at `$.")
+    name = where.rstrip("`").split(".", 1)[0].split("[", 1)[0]
+    if not reason or name not in raw:
+        return f"invalid setting: {text}"
+    label = name if name in overrides else ENV_PREFIX + name.upper()
+    return f"invalid setting {label}={raw[name]!r}: {reason}"
 
 
 def default_provider(settings: Settings) -> ProviderConfig:

@@ -86,6 +86,18 @@ def test_invalid_values_are_refused(env):
         load_settings(env)
 
 
+@pytest.mark.parametrize("value", ["abc", "1.5", "", " 64", "0x10"])
+def test_a_refused_value_is_named_with_its_variable(value):
+    # every environment value is a string: the message must say which variable and what it held
+    with pytest.raises(ConfigurationError) as exc:
+        load_settings({"MNEMOGATE_VECTOR_PRESELECT_DIMS": value, "MNEMOGATE_PORT": "8080"})
+    assert f"MNEMOGATE_VECTOR_PRESELECT_DIMS={value!r}" in str(exc.value)
+    assert "int" in str(exc.value)
+    with pytest.raises(ConfigurationError) as exc:
+        load_settings({}, recall_top_k="ten")
+    assert "recall_top_k='ten'" in str(exc.value)
+
+
 def test_providers_file_adds_providers_with_keys_from_env(tmp_path):
     path = tmp_path / "providers.toml"
     path.write_text(
