@@ -173,7 +173,8 @@ def drop_echoes(
     for c in candidates:
         i = id_of(c)
         p = ready.get(i)
-        if not q.echoed_by(content_of.get(i, ""), None if p is None else p.asked):
+        text = content_of.get(i, "")
+        if not (q.echoed_by(text) if p is None else q.echoed_by(text, p.asked, p.words_len)):
             kept.append(c)
     return kept
 

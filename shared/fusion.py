@@ -29,35 +29,104 @@ from collections.abc import Mapping, Sequence
 from shared.errors import ConfigurationError
 from shared.ranking import Candidate, ScoredMemory
 
-__all__ = ["DEFAULT_KEYWORD_SHARE", "combsum_fuse"]
+__all__ = ["DEFAULT_KEYWORD_SHARE", "combsum_candidates", "combsum_fuse"]
 
 DEFAULT_KEYWORD_SHARE = 0.65
 """Keyword share of the fused score (0..1), chosen on LoCoMo (README, "Recall quality")."""
 
 
-def _unit(values: Sequence[float], low: float) -> list[float]:
-    """``(v − low) / (max − low)`` clipped to 0..1; all 0 when ``max <= low`` or not finite."""
-    high = max(values, default=low)
+#: One fused candidate as :func:`_fused_rows` sorts it: (−score, keyword rank, vector rank,
+#: rowid, keyword score, cosine); a rank is ``inf`` when the leg did not return it.
+_Row = tuple[float, float, float, int, float | None, float | None]
+
+
+def _unit(values: Mapping[int, float], low: float) -> dict[int, float]:
+    """``(v − low) / (max − low)`` clipped to 0..1, by rowid.
+
+    All 0 when ``max <= low`` or the span is not finite; a value that is not finite gives 0.
+    """
+    high = max(values.values(), default=low)
     span = high - low
     if not (math.isfinite(span) and span > 0):
-        return [0.0 for _ in values]
-    return [min(1.0, max(0.0, (v - low) / span)) if math.isfinite(v) else 0.0 for v in values]
+        return dict.fromkeys(values, 0.0)
+    out: dict[int, float] = {}
+    isfinite = math.isfinite
+    for i, v in values.items():
+        if isfinite(v):
+            x = (v - low) / span
+            out[i] = (x if x < 1.0 else 1.0) if x > 0.0 else 0.0  # min(1, max(0, x))
+        else:
+            out[i] = 0.0
+    return out
+
+
+def _first_positions(leg: Sequence[Candidate]) -> dict[int, tuple[int, float]]:
+    """``{rowid: (1-based position, score)}`` of each id's first hit in ``leg``."""
+    out: dict[int, tuple[int, float]] = {}
+    for pos, c in enumerate(leg, start=1):
+        if c.memory_id not in out:
+            out[c.memory_id] = (pos, c.score)
+    return out
 
 
 def _cosines(
-    kw: Mapping[int, object],
+    pool: Mapping[int, object],
     vec: Mapping[int, tuple[int, float]],
     similarity: Mapping[int, float] | None,
 ) -> dict[int, float]:
-    """The vector side of each candidate of ``kw`` or ``vec``, by rowid.
+    """The vector side of each candidate of ``pool`` (the ids of both legs), by rowid.
 
     Its cosine in ``similarity``, else its vector-leg score; a candidate with neither is absent.
     """
     cosine = {i: s for i, (_, s) in vec.items()}
     if similarity is None:
         return cosine
-    known = {i: similarity.get(i, cosine.get(i)) for i in {**kw, **vec}}
-    return {i: s for i, s in known.items() if s is not None}
+    out: dict[int, float] = {}
+    for i in pool:
+        s = similarity.get(i)
+        if s is None:
+            s = cosine.get(i)
+        if s is not None:
+            out[i] = s
+    return out
+
+
+def _fused_rows(
+    keyword: Sequence[Candidate],
+    vector: Sequence[Candidate],
+    keyword_share: float,
+    similarity: Mapping[int, float] | None,
+) -> list[_Row]:
+    """The fused candidates best first (:func:`combsum_fuse` documents the score and order)."""
+    if not (math.isfinite(keyword_share) and 0.0 <= keyword_share <= 1.0):
+        raise ConfigurationError("keyword_share must be within 0..1")
+    kw = _first_positions(keyword)
+    vec = _first_positions(vector)
+    pool = {**kw, **vec}
+    kw_norm = _unit({i: s for i, (_, s) in kw.items()}, 0.0)
+    cosine = _cosines(pool, vec, similarity)
+    low = min((s for s in cosine.values() if math.isfinite(s)), default=0.0)
+    vec_norm = _unit(cosine, low)
+    vector_share = 1.0 - keyword_share
+    never = math.inf
+    rows: list[_Row] = []
+    for memory_id in pool:
+        k, v = kw.get(memory_id), vec.get(memory_id)
+        score = keyword_share * kw_norm.get(memory_id, 0.0)
+        score += vector_share * vec_norm.get(memory_id, 0.0)
+        rows.append(
+            (
+                -score,
+                k[0] if k else never,
+                v[0] if v else never,
+                memory_id,
+                k[1] if k else None,
+                cosine.get(memory_id),
+            )
+        )
+    # the rowids are distinct: the sort never compares past them
+    rows.sort()
+    return rows
 
 
 def combsum_fuse(
@@ -85,45 +154,34 @@ def combsum_fuse(
     Raises:
         ConfigurationError: ``keyword_share`` outside 0..1 or not finite.
     """
-    if not (math.isfinite(keyword_share) and 0.0 <= keyword_share <= 1.0):
-        raise ConfigurationError("keyword_share must be within 0..1")
-    kw: dict[int, tuple[int, float]] = {}
-    for pos, c in enumerate(keyword, start=1):
-        kw.setdefault(c.memory_id, (pos, c.score))
-    vec: dict[int, tuple[int, float]] = {}
-    for pos, c in enumerate(vector, start=1):
-        vec.setdefault(c.memory_id, (pos, c.score))
-    kw_norm = dict(zip(kw, _unit([s for _, s in kw.values()], 0.0), strict=True))
-    cosine = _cosines(kw, vec, similarity)
-    low = min((s for s in cosine.values() if math.isfinite(s)), default=0.0)
-    vec_norm = dict(zip(cosine, _unit(list(cosine.values()), low), strict=True))
-    out: list[ScoredMemory] = []
-    for memory_id in {**kw, **vec}:
-        k, v = kw.get(memory_id), vec.get(memory_id)
-        score = keyword_share * kw_norm.get(memory_id, 0.0)
-        score += (1.0 - keyword_share) * vec_norm.get(memory_id, 0.0)
-        out.append(
-            ScoredMemory(
-                memory_id=memory_id,
-                score=score,
-                keyword_rank=k[0] if k else None,
-                vector_rank=v[0] if v else None,
-                keyword_score=k[1] if k else None,
-                vector_score=cosine.get(memory_id),
-            )
+    return [
+        ScoredMemory(
+            memory_id=memory_id,
+            score=-neg,
+            keyword_rank=int(k) if k != math.inf else None,
+            vector_rank=int(v) if v != math.inf else None,
+            keyword_score=k_score,
+            vector_score=cosine,
         )
-    return _best_first(out)
+        for neg, k, v, memory_id, k_score, cosine in _fused_rows(
+            keyword, vector, keyword_share, similarity
+        )
+    ]
 
 
-def _best_first(out: list[ScoredMemory]) -> list[ScoredMemory]:
-    """``out`` by fused score, then keyword rank, then vector rank, then rowid."""
-    never = math.inf
-    out.sort(
-        key=lambda m: (
-            -m.score,
-            m.keyword_rank if m.keyword_rank is not None else never,
-            m.vector_rank if m.vector_rank is not None else never,
-            m.memory_id,
-        )
-    )
-    return out
+def combsum_candidates(
+    keyword: Sequence[Candidate],
+    vector: Sequence[Candidate],
+    *,
+    keyword_share: float = DEFAULT_KEYWORD_SHARE,
+    similarity: Mapping[int, float] | None = None,
+) -> list[Candidate]:
+    """:func:`combsum_fuse` as recall ranks it: ``Candidate(memory_id, fused score)``, best first.
+
+    Same arguments, order and errors; only the rowid and the fused score (0..1) of each
+    candidate, without its per-leg ranks and scores.
+    """
+    return [
+        Candidate(memory_id=memory_id, score=-neg)
+        for neg, _, _, memory_id, _, _ in _fused_rows(keyword, vector, keyword_share, similarity)
+    ]

@@ -16,7 +16,7 @@ import msgspec
 
 from shared.engine import Engine
 from shared.fts_query import query_terms
-from shared.fusion import combsum_fuse
+from shared.fusion import combsum_candidates
 from shared.keyword_leg import (
     DAY_S,
     KeywordLeg,
@@ -27,7 +27,7 @@ from shared.keyword_leg import (
     retention_of,
 )
 from shared.models import Memory, Scope
-from shared.ranking import Candidate, ScoredMemory, content_key, fuse_candidates, memory_tokens
+from shared.ranking import Candidate, content_key, fuse_candidates, memory_tokens
 from shared.recall_assist import RecallAssist, injection_order, reranked_candidates
 from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
@@ -221,25 +221,27 @@ def _fused(
     vector: list[Candidate],
     settings: Settings,
     similarity: dict[int, float] | None = None,
-) -> list[ScoredMemory]:
-    """Both floored legs fused by ``settings.recall_fusion``: weighted RRF or CombSUM.
+) -> list[Candidate]:
+    """Both floored legs fused by ``settings.recall_fusion`` (weighted RRF or CombSUM), best first.
 
-    ``similarity``: the query's cosine with candidates of either leg (CombSUM only).
+    ``Candidate(memory_id, fused score)``; ``similarity``: the query's cosine with candidates of
+    either leg (CombSUM only).
     """
     if settings.recall_fusion == "combsum":
-        return combsum_fuse(
+        return combsum_candidates(
             keyword,
             vector,
             keyword_share=settings.recall_fusion_keyword_share,
             similarity=similarity,
         )
-    return fuse_candidates(
+    fused = fuse_candidates(
         keyword,
         vector,
         k=settings.rrf_k,
         keyword_weight=settings.rrf_keyword_weight,
         vector_weight=settings.rrf_vector_weight,
     )
+    return [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
 
 
 class _Legs(msgspec.Struct):
@@ -276,14 +278,19 @@ async def _ranked(
     """
     keyword, memories = legs.keyword, legs.memories
     vector = await usable_vector_hits(
-        store, engine, scope, settings, legs.vector, legs.keyword, memories, echo
+        store,
+        engine,
+        scope,
+        settings,
+        legs.vector,
+        legs.keyword,
+        memories,
+        echo,
+        legs.prepared,
+        legs.prepared_fp,
     )
     similarity = candidate_similarity(engine, scope, settings, legs.vector.query, keyword + vector)
-    if vector or similarity:
-        fused = _fused(keyword, vector, settings, similarity)
-        ranked = [Candidate(memory_id=f.memory_id, score=f.score) for f in fused]
-    else:
-        ranked = keyword
+    ranked = _fused(keyword, vector, settings, similarity) if vector or similarity else keyword
     if settings.recall_when_factor != 1.0 and asks_when(query):
         content = {i: m.content for i, m in memories.items()}
         ranked = boost_time_cues(query, ranked, content, settings.recall_when_factor, legs.prepared)

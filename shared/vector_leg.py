@@ -20,6 +20,7 @@ from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
 from shared.ranking import Candidate
+from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
 
@@ -137,13 +138,17 @@ async def usable_vector_hits(
     keyword: list[Candidate],
     memories: dict[int, Memory],
     echo: str,
+    prepared: dict[int, Prepared] | None = None,
+    prepared_fp: str | None = None,
 ) -> list[Candidate]:
     """The vector leg's hits whose memory is known, minus echoes of ``echo``.
 
     In hybrid recall a hit the ``keyword`` leg did not find needs the extra margin
     (:func:`keyword_supported`). Records of hits the keyword leg did not return are added to
-    ``memories`` (rowid → record); echo features are looked up for these hits only (the keyword
-    leg looked up its own).
+    ``memories`` (rowid → record); the prepared features of those hits, looked up under
+    ``prepared_fp`` (None: the cache's current preparer, like the keyword leg's), are added to
+    ``prepared`` (rowid → features; the keyword leg's, already looked up, are reused) and used
+    for the echo rules, so the block's lines need no second look-up.
 
     Raises:
         StoreError: reading the records of the vector hits failed.
@@ -152,12 +157,16 @@ async def usable_vector_hits(
     if not vector:
         return []
     missing = [c.memory_id for c in vector if c.memory_id not in memories]
-    memories.update(await _memories_of(store, engine, scope, missing))
-    vector = [c for c in vector if c.memory_id in memories]
-    held = [memories[c.memory_id] for c in vector]
+    if missing:
+        memories.update(await _memories_of(store, engine, scope, missing))
+        vector = [c for c in vector if c.memory_id in memories]
+    ready = {} if prepared is None else prepared
     keywords = engine.keywords if engine is not None else None
-    ready = keywords.prepared(scope, held) if keywords is not None else {}
-    content = {m.id: m.content for m in held}
+    if keywords is not None:
+        new = [memories[c.memory_id] for c in vector if c.memory_id not in ready]
+        if new:
+            ready.update(keywords.prepared(scope, new, prepared_fp))
+    content = {c.memory_id: memories[c.memory_id].content for c in vector}
     vector = drop_echoes(echo, vector, content, lambda c: c.memory_id, ready)
     if settings.retrieval_strategy == "hybrid" and engine is not None:
         floor = vector_floor(settings, engine)

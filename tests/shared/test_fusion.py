@@ -7,7 +7,7 @@ import math
 import pytest
 
 from shared.errors import ConfigurationError
-from shared.fusion import combsum_fuse
+from shared.fusion import combsum_candidates, combsum_fuse
 from shared.ranking import Candidate, ScoredMemory
 
 
@@ -96,3 +96,13 @@ def test_combsum_candidate_without_cosine_falls_back_to_its_leg_score() -> None:
     assert by_id[3].score == pytest.approx(0.0)
     assert by_id[1].score == pytest.approx(0.5)
     assert by_id[1].vector_score is None
+
+
+def test_combsum_candidates_are_the_fused_ids_and_scores() -> None:
+    keyword = [Candidate(1, 4.0), Candidate(2, 3.0), Candidate(1, 9.0), Candidate(5, 0.0)]
+    vector = [Candidate(3, 0.9), Candidate(2, 0.6), Candidate(6, 0.6)]
+    for similarity in (None, {1: 0.7, 2: 0.6, 5: -0.2}):
+        fused = combsum_fuse(keyword, vector, keyword_share=0.6, similarity=similarity)
+        got = combsum_candidates(keyword, vector, keyword_share=0.6, similarity=similarity)
+        assert [(c.memory_id, c.score) for c in got] == [(m.memory_id, m.score) for m in fused]
+    assert combsum_candidates([], []) == []
