@@ -249,9 +249,9 @@ class OwnerCache:
             index = await from_rows(self, owner_id)
         async with self._lock:
             if 0 <= index.seq < self.applied:  # changes between the snapshot and what was applied
-                caught = await self.changes_between(index.seq, self.applied)
+                caught = await self.changes_between(index.seq, self.applied, owner_id)
                 self.owners[owner_id] = index
-                await self._apply([c for c in caught if c.owner_id == owner_id])
+                await self._apply(caught)
             else:
                 self.owners[owner_id] = index
             self.loads += 1
@@ -265,11 +265,11 @@ class OwnerCache:
         except Exception:  # a cache: the next cold load builds from rows again
             log.warning("storing a recall snapshot failed", exc_info=True)
 
-    async def changes_between(self, after: int, upto: int) -> list[Change]:
-        """The feed's changes with ``after < seq <= upto``, oldest first (StoreError)."""
+    async def changes_between(self, after: int, upto: int, owner_id: str) -> list[Change]:
+        """``owner_id``'s changes with ``after < seq <= upto``, oldest first (StoreError)."""
         out: list[Change] = []
         while after < upto:
-            batch = await self.source.since(after, FEED_BATCH)
+            batch = await self.source.since(after, FEED_BATCH, owner_id)
             batch = [c for c in batch if c.seq <= upto]
             if not batch:
                 break

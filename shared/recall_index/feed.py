@@ -48,8 +48,12 @@ class RecallSource(Protocol):
     async def tail(self) -> int:
         """Oldest change sequence still held (0 = none)."""
 
-    async def since(self, after: int, limit: int) -> list[Change]:
-        """Changes with ``seq > after``, oldest first, at most ``limit``."""
+    async def since(self, after: int, limit: int, owner_id: str | None = None) -> list[Change]:
+        """Changes with ``seq > after``, oldest first, at most ``limit``.
+
+        ``owner_id``: that owner's changes only (a cold owner's catch-up must not read every
+        other owner's traffic).
+        """
 
     async def owner_rows(self, owner_id: str, after_id: int, limit: int) -> list[Sequence[Any]]:
         """Up to ``limit`` raw rows of one owner with memory id > ``after_id``, by id.
@@ -131,10 +135,10 @@ class SqliteSource:
         async with self._txn:
             return await recall_rows.feed_tail(self.conn)
 
-    async def since(self, after: int, limit: int) -> list[Change]:
+    async def since(self, after: int, limit: int, owner_id: str | None = None) -> list[Change]:
         """See :meth:`RecallSource.since`."""
         async with self._txn:
-            return await recall_rows.changes_since(self.conn, after, limit)
+            return await recall_rows.changes_since(self.conn, after, limit, owner_id)
 
     async def owner_rows(self, owner_id: str, after_id: int, limit: int) -> list[Sequence[Any]]:
         """See :meth:`RecallSource.owner_rows`."""

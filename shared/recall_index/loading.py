@@ -24,10 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["SNAPSHOT_FEED_LAG", "SNAPSHOT_LAG", "from_rows", "from_snapshot"]
 
 SNAPSHOT_LAG = 20_000
-"""A stored snapshot more content changes (writes, deletes) behind the applied feed than this is
-ignored (rebuilt from rows). Access-counter changes do not count: every recall logs one per
-recalled memory, so counting them made a busy owner's snapshot useless after ~2,000 requests,
-and every restart rebuilt and prepared the owner again."""
+"""A stored snapshot more of its owner's content changes (writes, deletes) behind the applied
+feed than this is ignored (rebuilt from rows). Access-counter changes do not count: every recall
+logs one per recalled memory, so counting them made a busy owner's snapshot useless after ~2,000
+requests, and every restart rebuilt and prepared the owner again. Other owners' changes are not
+read at all (migration 0013)."""
 SNAPSHOT_FEED_LAG = 200_000
 """A stored snapshot further behind the applied feed than this, counting every change, is ignored
 without reading the feed (bounds the catch-up read)."""
@@ -120,11 +121,11 @@ async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:
     if built is None:
         return None
     index, data = built
-    caught = await self.changes_between(seq, max(seq, self.applied))
+    caught = await self.changes_between(seq, max(seq, self.applied), owner_id)
     content = [c for c in caught if c.op != "a"]
     if len(content) > SNAPSHOT_LAG:
         return None
-    churn = {c.memory_id for c in content if c.owner_id == owner_id}
+    churn = {c.memory_id for c in content}
     if len(churn) > max(REBUILD_MIN, REBUILD_SHARE * len(index.segment)):
         return None
     if prepare is not None and data.prepared is None:

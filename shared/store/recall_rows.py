@@ -106,18 +106,29 @@ def has_changes_after(conn: Any, after: int) -> bool:
     return row is not None
 
 
-async def changes_since(conn: aiosqlite.Connection, after: int, limit: int) -> list[Change]:
+async def changes_since(
+    conn: aiosqlite.Connection, after: int, limit: int, owner_id: str | None = None
+) -> list[Change]:
     """Up to ``limit`` feed rows with ``seq > after``, in sequence order.
+
+    ``owner_id``: that owner's rows only (index ``memory_changes_owner_seq``, migration 0013).
 
     Raises:
         StoreError: the database failed.
     """
     with store_errors("reading the change feed"):
-        rows = await conn.execute_fetchall(
-            "SELECT seq, memory_id, owner_id, op FROM memory_changes WHERE seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (after, limit),
-        )
+        if owner_id is None:
+            rows = await conn.execute_fetchall(
+                "SELECT seq, memory_id, owner_id, op FROM memory_changes WHERE seq > ? "
+                "ORDER BY seq LIMIT ?",
+                (after, limit),
+            )
+        else:
+            rows = await conn.execute_fetchall(
+                "SELECT seq, memory_id, owner_id, op FROM memory_changes "
+                "WHERE owner_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (owner_id, after, limit),
+            )
     return [Change(int(r[0]), int(r[1]), str(r[2]), str(r[3])) for r in rows]
 
 
