@@ -258,10 +258,10 @@ class OwnerCache:
             self._evict(keep=owner_id)
         return self.owners.get(owner_id, index)
 
-    async def save(self, owner_id: str, seq: int, blob: bytes) -> None:
+    async def save(self, owner_id: str, seq: int, blob: bytes, max_id: int | None = None) -> None:
         """Store an owner's snapshot blob taken at feed sequence ``seq``; never raises."""
         try:
-            await self.source.save_snapshot(owner_id, seq, snapshot.FORMAT, blob)
+            await self.source.save_snapshot(owner_id, seq, snapshot.FORMAT, blob, max_id)
         except Exception:  # a cache: the next cold load builds from rows again
             log.warning("storing a recall snapshot failed", exc_info=True)
 

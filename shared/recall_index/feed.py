@@ -77,8 +77,13 @@ class RecallSource(Protocol):
     async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes | bytearray] | None:
         """``(seq, format, blob)`` of the owner's stored snapshot, or None (none or not whole)."""
 
-    async def save_snapshot(self, owner_id: str, seq: int, fmt: str, blob: bytes) -> bool:
-        """Store a snapshot unless the owner changed after ``seq``; whether it was stored."""
+    async def save_snapshot(
+        self, owner_id: str, seq: int, fmt: str, blob: bytes, max_id: int | None = None
+    ) -> bool:
+        """Store a snapshot unless a memory it may hold changed after ``seq``; stored or not.
+
+        ``max_id``: the snapshot's largest rowid (None: any memory of the owner counts).
+        """
 
     async def close(self) -> None:
         """Release the source's resources."""
@@ -171,12 +176,16 @@ class SqliteSource:
         async with self._txn:
             return await recall_rows.load_snapshot(self.conn, owner_id)
 
-    async def save_snapshot(self, owner_id: str, seq: int, fmt: str, blob: bytes) -> bool:
+    async def save_snapshot(
+        self, owner_id: str, seq: int, fmt: str, blob: bytes, max_id: int | None = None
+    ) -> bool:
         """See :meth:`RecallSource.save_snapshot` (never for a ``:memory:`` store)."""
         if self.path is None:
             return False
         async with self._txn:
-            return await recall_rows.save_snapshot(self.conn, owner_id, seq, fmt, blob)
+            return await recall_rows.save_snapshot(
+                self.conn, owner_id, seq, fmt, blob, max_id=max_id
+            )
 
     async def close(self) -> None:
         """Close the probe connection and file (the main connection belongs to the store)."""

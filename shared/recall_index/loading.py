@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from shared.recall_index import snapshot
 from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder, trim_heap
 from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
-from shared.recall_index.preparing import drop_foreign_prepared, prepare_later
+from shared.recall_index.preparing import drop_foreign_prepared, max_id_of, prepare_later
 from shared.recall_index.segment import SegmentData, segment_from
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ async def from_rows(self: OwnerCache, owner_id: str) -> OwnerIndex:
 
     index, data, blob = await asyncio.to_thread(build)
     if 0 < len(blob) <= snapshot.MAX_BYTES:
-        self.spawn(self.save(owner_id, seq, blob))
+        self.spawn(self.save(owner_id, seq, blob, max_id_of(data)))
     if prepare is not None:  # prepared (and stored again) in the background
         self.spawn(prepare_later(index, data, prepare, self.save))
     return index

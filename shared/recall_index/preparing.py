@@ -31,6 +31,7 @@ __all__ = [
     "PREPARE_MAX_DOCS",
     "PREPARE_SLICE",
     "drop_foreign_prepared",
+    "max_id_of",
     "prepare_later",
 ]
 
@@ -41,6 +42,12 @@ PREPARE_INLINE = 32
 PREPARE_MAX_DOCS = 250_000
 """Larger owners are not prepared in the background (~0.1 ms per memory: 25 s of CPU at this
 size); recall renders their lines on the fly, memoised per process."""
+
+
+def max_id_of(data: SegmentData) -> int:
+    """The largest memory rowid in ``data`` (0 when empty): the most its snapshot can hold."""
+    ids = data.cols["ids"]
+    return int(ids.max()) if len(ids) else 0
 
 
 def drop_foreign_prepared(data: SegmentData, prepare: Preparer | None) -> None:
@@ -57,12 +64,13 @@ async def prepare_later(
     index: OwnerIndex,
     data: SegmentData,
     prepare: Preparer,
-    save: Callable[[str, int, bytes], Awaitable[None]],
+    save: Callable[[str, int, bytes, int | None], Awaitable[None]],
 ) -> None:
     """Prepare every memory of a loaded owner in slices on the loop, then store its snapshot.
 
-    ``save(owner_id, seq, blob)`` stores it (the store refuses a snapshot when the owner changed
-    since; one estimated above :data:`shared.recall_index.snapshot.MAX_BYTES` is not encoded).
+    ``save(owner_id, seq, blob, max_id)`` stores it (the store refuses a snapshot when a memory
+    it holds changed since; one estimated above :data:`shared.recall_index.snapshot.MAX_BYTES`
+    is not encoded).
     Owners above :data:`PREPARE_MAX_DOCS` are left unprepared. Never raises: a failure leaves
     recall rendering this owner's lines on the fly.
     """
@@ -87,4 +95,4 @@ async def prepare_later(
     index.segment.prepared, index.segment.prepared_fp = prepared, prepare.fingerprint
     index.seg_bytes = index.segment.nbytes()
     if 0 < len(blob) <= snapshot.MAX_BYTES:
-        await save(index.owner_id, index.seq, blob)
+        await save(index.owner_id, index.seq, blob, max_id_of(data))

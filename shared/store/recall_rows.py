@@ -280,6 +280,10 @@ async def load_snapshot(
     return (int(rows[0][0]), str(rows[0][1]), blob) if at == len(blob) else None
 
 
+_ID_CEILING = (1 << 63) - 1
+"""The largest SQLite rowid: every memory's (``save_snapshot`` without ``max_id``)."""
+
+
 async def save_snapshot(
     conn: aiosqlite.Connection,
     owner_id: str,
@@ -288,17 +292,21 @@ async def save_snapshot(
     blob: bytes,
     *,
     part_bytes: int = PART_BYTES,
+    max_id: int | None = None,
 ) -> bool:
     """Store ``owner_id``'s snapshot as of feed sequence ``seq``, in parts of ``part_bytes``.
 
     Stored unless the feed holds a change of that owner after ``seq`` (other than access
-    counters): then the rows it was made from may already be deleted or edited, and their text
-    must not come back at rest. The owner's previous snapshot is deleted first, each part is
-    written in its own short transaction (a 1 GB snapshot in one transaction would hold the
-    write lock for longer than other writers' busy timeout), and the manifest last, in one
-    transaction with that check; when the check fails the parts are deleted again. A reader
-    that meets parts without a manifest, or a manifest with other parts, ignores them (the
-    checksums). Returns whether it was stored.
+    counters) to a memory the snapshot may hold: then the rows it was made from may already be
+    deleted or edited, and their text must not come back at rest. ``max_id``: the largest rowid
+    in the snapshot; a change of a higher rowid (a memory written after the snapshot's rows were
+    read, such as the turn the very request that loaded the owner learns) cannot touch its text,
+    so it does not block the store. None: every change of the owner does. The owner's previous
+    snapshot is deleted first, each part is written in its own short transaction (a 1 GB
+    snapshot in one transaction would hold the write lock for longer than other writers' busy
+    timeout), and the manifest last, in one transaction with that check; when the check fails
+    the parts are deleted again. A reader that meets parts without a manifest, or a manifest
+    with other parts, ignores them (the checksums). Returns whether it was stored.
 
     Raises:
         StoreError: the database failed.
@@ -321,8 +329,16 @@ async def save_snapshot(
             cur = await conn.execute(
                 "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
                 "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_changes "
-                "WHERE seq > ? AND owner_id = ? AND op != 'a')",
-                (owner_id, seq, fmt, _manifest(parts), seq, owner_id),
+                "WHERE owner_id = ? AND seq > ? AND op != 'a' AND memory_id <= ?)",
+                (
+                    owner_id,
+                    seq,
+                    fmt,
+                    _manifest(parts),
+                    owner_id,
+                    seq,
+                    _ID_CEILING if max_id is None else max_id,
+                ),
             )
             stored = cur.rowcount
             await cur.close()

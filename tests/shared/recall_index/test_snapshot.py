@@ -168,3 +168,30 @@ async def test_access_counters_alone_never_make_a_snapshot_too_old(tmp_path: Pat
     finally:
         await warm.close()
         await store.close()
+
+
+async def test_a_memory_written_after_the_snapshot_rows_does_not_block_the_store(
+    tmp_path: Path,
+) -> None:
+    # the request that loads a cold owner learns a new turn while the snapshot is written: a
+    # higher rowid cannot touch the snapshot's text, so the store goes ahead; an edit of a memory
+    # the snapshot holds still blocks it (its old text must not come back at rest)
+    store, _ = await _open(tmp_path)
+    await _seed(store, 3)
+    seq = await recall_rows.feed_head(store.reader)
+    rows = await store.reader.execute_fetchall(
+        "SELECT id, public_id FROM memories WHERE owner_id = 'o1' ORDER BY id DESC LIMIT 1"
+    )
+    top, public = next(iter(rows))
+    await store.writes.upsert(NewMemory(owner_id="o1", content="learned meanwhile"))
+    assert await recall_rows.save_snapshot(store.writer, "o1", seq, snap.FORMAT, b"x", max_id=top)
+    assert not await recall_rows.save_snapshot(store.writer, "o1", seq, snap.FORMAT, b"x")
+    await store.writes.record_access([top], 1.0)  # access counters never block
+    assert await recall_rows.save_snapshot(store.writer, "o1", seq, snap.FORMAT, b"x", max_id=top)
+    await store.admin.update(
+        public, ["o1"], MemoryChanges(content="edited after the snapshot"), time.time()
+    )
+    assert not await recall_rows.save_snapshot(
+        store.writer, "o1", seq, snap.FORMAT, b"x", max_id=top
+    )
+    await store.close()
