@@ -296,12 +296,10 @@ async def save_snapshot(
 ) -> bool:
     """Store ``owner_id``'s snapshot as of feed sequence ``seq``, in parts of ``part_bytes``.
 
-    Stored unless the feed holds a change of that owner after ``seq`` (other than access
-    counters) to a memory the snapshot may hold: then the rows it was made from may already be
-    deleted or edited, and their text must not come back at rest. ``max_id``: the largest rowid
-    in the snapshot; a change of a higher rowid (a memory written after the snapshot's rows were
-    read, such as the turn the very request that loaded the owner learns) cannot touch its text,
-    so it does not block the store. None: every change of the owner does. The owner's previous
+    Stored unless the feed holds a change (not of access counters) after ``seq`` of a memory the
+    snapshot may hold (rowid up to ``max_id``, None = any of the owner's): its text may be
+    deleted or edited, and must not come back at rest; a higher rowid (written after the rows
+    were read, e.g. the turn the loading request learns) cannot touch it. The owner's previous
     snapshot is deleted first, each part is written in its own short transaction (a 1 GB
     snapshot in one transaction would hold the write lock for longer than other writers' busy
     timeout), and the manifest last, in one transaction with that check; when the check fails
