@@ -131,6 +131,7 @@ class Segment:
         self.min_w = float(self.post_w.min()) if len(self.post_w) else 0.0
         self._postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
         self._slots: list[npt.NDArray[np.int32]] = []  # see borrow_slots
+        self._scans: list[ScanScratch] = []  # see borrow_scan
 
     def __len__(self) -> int:
         return len(self.cols["ids"])
@@ -176,6 +177,27 @@ class Segment:
         if not self._slots:
             self._slots.append(slots)
 
+    def borrow_scan(self) -> ScanScratch:
+        """Scratch of the compiled scan: ``(acc, count, touched)``, one of each per document.
+
+        ``acc`` float64 and ``count`` uint8 all 0, ``touched`` int32 (13 bytes per document);
+        give it back with :meth:`return_scan`. Kept like :meth:`borrow_slots`.
+        """
+        try:
+            return self._scans.pop()
+        except IndexError:
+            n = len(self)
+            return (
+                np.zeros(n, dtype=np.float64),
+                np.zeros(n, dtype=np.uint8),
+                np.empty(n, dtype=np.int32),
+            )
+
+    def return_scan(self, scratch: ScanScratch) -> None:
+        """Give back scratch from :meth:`borrow_scan`, ``acc`` and ``count`` all 0 again."""
+        if not self._scans:
+            self._scans.append(scratch)
+
     def term_maxes(self, terms: list[str]) -> npt.NDArray[np.float32]:
         """The largest tf factor of each of ``terms`` (all present), in one gather."""
         return self.max_w.take([self.vocab[t] for t in terms])
@@ -219,9 +241,12 @@ class Segment:
             held += sum(prepared_bytes(p) for p in prepared)
         elif prepared is not None:  # decoded from the snapshot blob counted with the records
             held += 120 * n
-        slots = 4 * n  # the scratch of pruned searches (borrow_slots), once one ran
+        slots = 17 * n  # the scratch of searches (borrow_slots, borrow_scan), once they ran
         return arrays + held + slots + 90 * len(self.vocab) + 460 * n
 
+
+ScanScratch = tuple[npt.NDArray[np.float64], npt.NDArray[np.uint8], npt.NDArray[np.int32]]
+"""``(acc, count, touched)`` of :meth:`Segment.borrow_scan`."""
 
 POSTINGS_MEMO = 4096
 """Terms whose postings views a segment keeps (a few hundred bytes each)."""

@@ -26,6 +26,11 @@ import numpy.typing as npt
 
 from shared.recall_index.segment import Segment
 
+try:  # the compiled scan (shared/recall_index/_bm25scan.c), built at install
+    from shared.recall_index import _bm25scan
+except ImportError:  # not built (no C compiler at install): the numpy scorer alone
+    _bm25scan = None  # type: ignore[assignment]
+
 __all__ = [
     "BOUND_SLACK",
     "DENSE_DOCS",
@@ -33,6 +38,7 @@ __all__ = [
     "PROBE",
     "SCAN_SHARE",
     "dense_top",
+    "numpy_dense_top",
     "pruned_top",
     "select_top",
     "visible_top",
@@ -57,6 +63,8 @@ SCAN_SHARE = 8
 (else it binary-searches each candidate in them: ~log2(postings) steps)."""
 """:func:`visible_top` checks the visibility of this many times ``limit`` best documents first."""
 
+_KERNEL_TERMS = 255
+"""The compiled scan's term limit (its per-document match counter is one byte)."""
 _TAG = 64
 """Term tag space of :func:`_promising` (more than ``shared.fts_query.DEFAULT_MAX_TERMS``)."""
 _POSITIVE = 1e-30
@@ -120,15 +128,10 @@ def _score(
     return acc, matched
 
 
-def dense_top(
-    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
-) -> Hits:
-    """The exhaustive scorer: every posting of every term, then :func:`visible_top`.
-
-    ``need``: documents must hold at least this many of the terms. One ``bincount`` over the
-    concatenated postings adds each document's products in term order, as a loop of
-    ``acc[docs] += idf * w`` over the terms would.
-    """
+def _postings_of(
+    seg: Segment, weights: dict[str, float]
+) -> tuple[list[npt.NDArray[np.int32]], list[npt.NDArray[np.float32]], list[float]]:
+    """The postings and IDFs of the ``weights`` terms the segment holds, in query order."""
     docs_of: list[npt.NDArray[np.int32]] = []
     w_of: list[npt.NDArray[np.float32]] = []
     idfs: list[float] = []
@@ -138,8 +141,93 @@ def dense_top(
             docs_of.append(docs)
             w_of.append(w)
             idfs.append(idf)
+    return docs_of, w_of, idfs
+
+
+def dense_top(
+    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
+) -> Hits:
+    """The exhaustive scorer: every posting of every term, then :func:`visible_top`.
+
+    ``need``: documents must hold at least this many of the terms. Runs the compiled scan
+    (``_bm25scan.c``: one pass over the postings and a heap of the best) when it is built, else
+    :func:`numpy_dense_top`; both give the same positions, order and bit-identical scores.
+    """
+    docs_of, w_of, idfs = _postings_of(seg, weights)
     if not docs_of or (need > len(docs_of)):
         return _EMPTY_IDX, _EMPTY_SCORES
+    if _bm25scan is None or len(docs_of) > _KERNEL_TERMS:
+        return _numpy_dense(seg, docs_of, w_of, idfs, visible, limit, need)
+    scan = _Scan(seg, docs_of, w_of, idfs, need)
+    probe = min(len(seg), PROBE * limit if limit > 0 else len(seg))
+    best, best_scores, matched = scan.top(probe)
+    if limit > 0 and matched > probe:  # visible_top's first round: the best PROBE x limit
+        vis = visible(best)
+        if vis[:limit].all():
+            return best[:limit], best_scores[:limit]
+        if np.count_nonzero(vis) >= limit:
+            return best[vis][:limit], best_scores[vis][:limit]
+        best, best_scores, _ = scan.top(matched)
+    vis = visible(best)
+    best, best_scores = best[vis], best_scores[vis]
+    return (best[:limit], best_scores[:limit]) if limit > 0 else (best, best_scores)
+
+
+class _Scan:
+    """One query's arguments of the compiled scan over one segment."""
+
+    __slots__ = ("docs", "idfs", "need", "seg", "weights")
+
+    def __init__(
+        self,
+        seg: Segment,
+        docs: list[npt.NDArray[np.int32]],
+        weights: list[npt.NDArray[np.float32]],
+        idfs: list[float],
+        need: int,
+    ) -> None:
+        self.seg, self.docs, self.weights, self.need = seg, docs, weights, need
+        self.idfs = np.array(idfs, dtype=np.float32)
+
+    def top(self, k: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], int]:
+        """The best ``k`` matching positions and scores, best first, and how many matched."""
+        idx = np.empty(k, dtype=np.intp)
+        scores = np.empty(k, dtype=np.float64)
+        scratch = self.seg.borrow_scan()
+        try:
+            acc, count, touched = scratch
+            got, matched = _bm25scan.scan(
+                self.docs, self.weights, self.idfs, self.need, acc, count, touched, idx, scores
+            )
+        finally:
+            self.seg.return_scan(scratch)  # the scan zeroes what it used, even on an error
+        return idx[:got], scores[:got], int(matched)
+
+
+def numpy_dense_top(
+    seg: Segment, weights: dict[str, float], visible: Visible, limit: int, need: int = 1
+) -> Hits:
+    """:func:`dense_top` in numpy only (the fallback of the compiled scan, and its reference)."""
+    docs_of, w_of, idfs = _postings_of(seg, weights)
+    if not docs_of or (need > len(docs_of)):
+        return _EMPTY_IDX, _EMPTY_SCORES
+    return _numpy_dense(seg, docs_of, w_of, idfs, visible, limit, need)
+
+
+def _numpy_dense(
+    seg: Segment,
+    docs_of: list[npt.NDArray[np.int32]],
+    w_of: list[npt.NDArray[np.float32]],
+    idfs: list[float],
+    visible: Visible,
+    limit: int,
+    need: int,
+) -> Hits:
+    """The numpy scorer over the gathered postings.
+
+    One ``bincount`` over the concatenated postings adds each document's products in term
+    order, as a loop of ``acc[docs] += idf * w`` over the terms would.
+    """
     if len(docs_of) == 1:  # one term: its postings are the matches, in position order
         idx = docs_of[0].astype(np.intp)
         return visible_top(idx, (idfs[0] * w_of[0]).astype(np.float64), visible, limit)
