@@ -86,6 +86,8 @@ async def _feed_waited(keywords: KeywordIndex, budget_s: float) -> bool:
     cache still answers if it holds every commit of this process and its last feed read started
     less than :data:`STALE_OK_S` ago (:meth:`KeywordIndex.fresh_within`); else False.
     """
+    if keywords.fresh_now():  # the common case: no feed read, so no timer either
+        return True
     try:
         async with asyncio.timeout(budget_s):
             await keywords.fresh()

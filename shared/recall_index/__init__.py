@@ -68,6 +68,16 @@ class KeywordIndex:
         age = time.monotonic() - self.cache.polled_at
         return self.seen_commits == self.commits and age < max_age_s
 
+    def fresh_now(self) -> bool:
+        """Whether the cache is fresh without waiting (:meth:`OwnerCache.fresh_now`).
+
+        When True, it is exactly as fresh as after :meth:`fresh` (which would return at once).
+        """
+        if not self.cache.fresh_now():
+            return False
+        self.seen_commits = max(self.seen_commits, self.commits)
+        return True
+
     @property
     def params(self) -> Bm25Params:
         """The BM25 parameters the cached indexes were built with."""

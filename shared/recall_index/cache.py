@@ -120,13 +120,11 @@ class OwnerCache:
         Raises:
             StoreError: the feed could not be read.
         """
-        if self._watcher is None or self._watcher.done():
-            self._watcher = asyncio.ensure_future(self._watch())
+        if self.fresh_now():
+            return
         requested = time.monotonic()
         if not self.stale and self.applied >= 0:
             hint = self.source.change_hint()
-            if hint == self._hint and requested - self.polled_at < self.freshness_s:
-                return
             # A read in progress has not advanced ``applied`` past what it is applying, so
             # "nothing after applied" means the cache is as fresh as a read started now, but for
             # access counters, which the probe ignores: they may lag by ``freshness_s`` only, so
@@ -136,6 +134,20 @@ class OwnerCache:
                 self._hint = hint  # taken before the probe: a later commit moves it again
                 return
         await self._read_feed(requested)
+
+    def fresh_now(self) -> bool:
+        """Whether :meth:`fresh` may return at once: no I/O but one change-hint read.
+
+        True when this process wrote nothing since, the change hint is what it was when the last
+        completed feed read started, and that read started less than ``freshness_s`` ago. Also
+        starts the background watcher when it is not running (it needs a running event loop).
+        """
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.ensure_future(self._watch())
+        if self.stale or self.applied < 0:
+            return False
+        age = time.monotonic() - self.polled_at
+        return age < self.freshness_s and self.source.change_hint() == self._hint
 
     async def _read_feed(self, requested: float | None) -> None:
         """Read the feed, unless a read that started at or after ``requested`` completed."""
