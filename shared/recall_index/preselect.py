@@ -20,6 +20,15 @@ lost about 1 % of the exact top-10 hits at 20k memories in a semantic-only trial
 dominated by rare names lie outside the leading directions), hence 96. Scores of the rows
 returned are exact cosines (up to float32 rounding of a dot product computed over a different
 row count). Matrices below :data:`MIN_ROWS` rows are always scanned whole.
+
+With the compiled kernel (``shared/recall_index/_vecscan.c``) the first stage scores an int16
+copy of the head (:data:`QUANT`: every row and the query scaled to a norm of at most 32,767, so
+the exact int32 dot products cannot overflow) and picks the kept rows with one histogram pass;
+the exact stage scores the kept float32 rows and keeps the best in the same call, without a
+gathered copy (:func:`best_rows`). Without it, numpy does both (float32 head, ``argpartition``).
+Quantising moves a first-stage score by about 1e-5, which only changes which rows near the
+keep-th are kept: the two-stage recall figures above are unchanged with it (the bench prints
+both).
 """
 
 from __future__ import annotations
@@ -27,7 +36,21 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["KEEP_FACTOR", "KEEP_SHARE", "MIN_ROWS", "SAMPLE_ROWS", "Preselect", "build_preselect"]
+try:
+    from shared.recall_index import _vecscan
+except ImportError:  # not compiled (an install without a C compiler): numpy does both stages
+    _vecscan = None  # type: ignore[assignment]
+
+__all__ = [
+    "KEEP_FACTOR",
+    "KEEP_SHARE",
+    "MIN_ROWS",
+    "QUANT",
+    "SAMPLE_ROWS",
+    "Preselect",
+    "best_rows",
+    "build_preselect",
+]
 
 KEEP_FACTOR = 10
 """Rows given an exact cosine per row the search wants (it wants ``k`` x its oversampling)."""
@@ -40,21 +63,47 @@ MIN_ROWS = 2048
 SAMPLE_ROWS = 8192
 """At most this many evenly spaced rows estimate the principal directions (a Gram matrix of
 ``dim`` x ``dim`` costs ``rows · dim²``: ~0.5 GFLOP at this sample and 256 dimensions)."""
+QUANT = 32767
+"""The int16 first stage scales every row and the query to a norm of at most this: a dot product
+and each of its partial sums is then below 32,767² + rounding < 2³¹ (Cauchy-Schwarz), so the
+kernel's int32 sums are exact."""
+LANES = 16
+"""Quantised rows are padded with zeros to a multiple of this many coordinates (the kernel's
+AVX2 step: 16 int16)."""
+
+
+def _quantised(values: npt.NDArray[np.float32], norm: float) -> npt.NDArray[np.int16]:
+    """``values`` (rows x dims, or dims) x ``QUANT / norm``, rounded, zero-padded to LANES."""
+    dims = values.shape[-1]
+    out = np.zeros((*values.shape[:-1], -(-dims // LANES) * LANES), dtype=np.int16)
+    if norm > 0:
+        scaled = np.rint(values.astype(np.float64) * (QUANT / norm))
+        out[..., :dims] = np.clip(scaled, -QUANT, QUANT)
+    return out
 
 
 class Preselect:
-    """The first stage of one matrix: ``basis`` (dim x dims) and ``head`` (rows x dims)."""
+    """The first stage of one matrix: ``basis`` (dim x dims) and ``head`` (rows x dims).
 
-    __slots__ = ("basis", "head")
+    Both float32; with the kernel also ``head16``, the head as int16 scaled by :data:`QUANT`
+    over its largest row norm (rows x dims rounded up to :data:`LANES`), else None.
+    """
+
+    __slots__ = ("basis", "head", "head16")
 
     def __init__(self, basis: npt.NDArray[np.float32], head: npt.NDArray[np.float32]) -> None:
         self.basis = basis
         self.head = head
+        self.head16: npt.NDArray[np.int16] | None = None
+        if _vecscan is not None:
+            norms = np.linalg.norm(head.astype(np.float64), axis=1)
+            self.head16 = _quantised(head, float(norms.max(initial=0.0)))
 
     @property
     def nbytes(self) -> int:
         """Bytes held (the head is ``dims / dim`` of the full matrix's size)."""
-        return int(self.basis.nbytes + self.head.nbytes)
+        held = 0 if self.head16 is None else self.head16.nbytes
+        return int(self.basis.nbytes + self.head.nbytes + held)
 
     def rows(self, query: npt.NDArray[np.float32], take: int) -> npt.NDArray[np.intp] | None:
         """Ascending row positions worth an exact cosine for the ``take`` best, or None.
@@ -62,12 +111,19 @@ class Preselect:
         ``query``: the unit query (``dim``,), float32. The :data:`KEEP_FACTOR` x ``take`` (at
         least ``rows //`` :data:`KEEP_SHARE`) rows of highest first-stage score; None when that
         is over a quarter of the rows (scanning every full row is then about as cheap, and
-        exact).
+        exact). With the kernel, the first-stage scores are the int16 ones (ties at the cut go
+        to the smaller row); else the float32 ones (``argpartition`` breaks ties).
         """
         keep = max(KEEP_FACTOR * max(1, take), len(self.head) // KEEP_SHARE)
         if 4 * keep > len(self.head):
             return None
-        scores = self.head @ (query @ self.basis)
+        projected = query @ self.basis
+        if _vecscan is not None and self.head16 is not None:
+            picked16 = np.empty(keep, dtype=np.intp)
+            norm = float(np.linalg.norm(projected.astype(np.float64)))
+            _vecscan.keep_rows(self.head16, _quantised(projected, norm), picked16)
+            return picked16
+        scores = self.head @ projected
         picked = np.argpartition(-scores, keep - 1)[:keep]
         picked.sort()
         return picked
@@ -87,3 +143,39 @@ def build_preselect(mat: npt.NDArray[np.float32], dims: int) -> Preselect | None
     _, vectors = np.linalg.eigh(sample.T @ sample)  # eigenvalues ascending
     basis = np.ascontiguousarray(vectors[:, ::-1][:, :dims], dtype=np.float32)
     return Preselect(basis, np.ascontiguousarray(mat @ basis))
+
+
+def best_rows(
+    mat: npt.NDArray[np.float32],
+    query: npt.NDArray[np.float32],
+    rows: npt.NDArray[np.intp] | None,
+    take: int,
+    *,
+    blas: bool = True,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The ``take`` rows of ``mat`` of highest cosine with ``query``, best first, and the cosines.
+
+    ``mat``: row-normalised (n x dim) float32; ``query``: unit (dim,) float32; ``rows``: the
+    row positions to consider (:meth:`Preselect.rows`), None for every row; ``take`` ≥ 1.
+    Returns (positions in ``mat``, int64, and their float32 cosines), ``min(take, rows
+    considered)`` long. With the kernel, ties go to the smaller row and each dot product sums
+    in a fixed order (``_vecscan.c``); else numpy (``blas``: one BLAS call, else ``einsum``)
+    and a stable sort of the ``argpartition`` of the scores.
+    """
+    if _vecscan is not None:
+        count = len(mat) if rows is None else len(rows)
+        out_rows = np.empty(min(take, count), dtype=np.intp)
+        out_scores = np.empty(len(out_rows), dtype=np.float32)
+        if len(out_rows):
+            _vecscan.exact_top(
+                mat, np.ascontiguousarray(query, np.float32), rows, out_rows, out_scores
+            )
+        return out_rows, out_scores
+    if rows is None:
+        sims = mat @ query if blas else np.einsum("ij,j->i", mat, query)
+    else:
+        sims = mat[rows] @ query  # exact cosines of the preselected rows only
+    take = min(take, len(sims))
+    order = np.argpartition(-sims, take - 1)[:take]
+    order = order[np.argsort(-sims[order], kind="stable")]
+    return (order if rows is None else rows[order]), sims[order]

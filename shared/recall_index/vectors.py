@@ -28,7 +28,7 @@ from shared.blas_threads import limit_blas_threads
 from shared.models import GLOBAL_OWNER, Scope
 from shared.recall_index import KeywordIndex
 from shared.recall_index.owner import OwnerIndex
-from shared.recall_index.preselect import Preselect, build_preselect
+from shared.recall_index.preselect import Preselect, best_rows, build_preselect
 from shared.recall_index.visibility import visible_row
 from shared.store.connection import store_errors
 from shared.store.sqlite_vec import TABLE, SqliteVecIndex, rotation
@@ -241,14 +241,9 @@ class VectorMatrices:
         rows: npt.NDArray[np.intp] | None = None
         if m.preselect is not None:
             rows = m.preselect.rows(q, take)
-        if rows is None:
-            sims = m.mat @ q if self._blas else np.einsum("ij,j->i", m.mat, q)
-        else:
-            sims = m.mat[rows] @ q  # exact cosines of the preselected rows only
-        order = np.argpartition(-sims, take - 1)[:take]
-        order = order[np.argsort(-sims[order], kind="stable")]
-        scores = sims[order].tolist()
-        ids = m.ids[order if rows is None else rows[order]].tolist()
+        best, sims = best_rows(m.mat, q, rows, take, blas=self._blas)
+        scores = sims.tolist()
+        ids = m.ids[best].tolist()
         retention = self.sqlite_vec.retention
         out: list[VectorHit] = []
         # Records are looked up k at a time, best first: when the first k rows are visible (the
