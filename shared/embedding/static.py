@@ -303,10 +303,9 @@ class StaticEmbeddingSource(EmbeddingSource):
 
     def _one(self, ids: list[int]) -> Vectors:
         """The (1, dim) vector of one text's token ``ids``: :meth:`embed_sync`'s arithmetic."""
-        out = np.zeros((1, self.dim), dtype=np.float32)
-        if ids:
-            out[0] = np.add.reduceat(self._table[np.asarray(ids, dtype=np.int64)], _FIRST, axis=0)
-        return l2_normalize(out)
+        if not ids:
+            return np.zeros((1, self.dim), dtype=np.float32)
+        return l2_normalize(np.add.reduceat(self._table[ids], _FIRST, axis=0))
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """See :meth:`EmbeddingSource.embed`.

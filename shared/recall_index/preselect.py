@@ -33,6 +33,8 @@ both).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -82,6 +84,24 @@ def _quantised(values: npt.NDArray[np.float32], norm: float) -> npt.NDArray[np.i
     return out
 
 
+def _quantised_query(
+    projected: npt.NDArray[np.float32], head16: npt.NDArray[np.int16]
+) -> npt.NDArray[np.int16]:
+    """The query's int16 first-stage coordinates: ``projected`` x ``QUANT / its norm``, rounded.
+
+    ``|projected[j]| ≤ norm``, so no coordinate exceeds :data:`QUANT` (float32 rounding of the
+    scale moves the norm by ~1e-7 of it, far inside the overflow margin); zero-padded to the
+    head's width, all zero for a zero ``projected``. Equal to :func:`_quantised` of it up to
+    that rounding (the scale is a float32 here): the first stage is a preselection, any
+    consistent scale of the query ranks the rows the same.
+    """
+    out = np.zeros(head16.shape[1], dtype=np.int16)
+    norm = math.sqrt(float(projected @ projected))
+    if norm > 0:
+        out[: len(projected)] = np.rint(projected * np.float32(QUANT / norm))
+    return out
+
+
 class Preselect:
     """The first stage of one matrix: ``basis`` (dim x dims) and ``head`` (rows x dims).
 
@@ -120,8 +140,7 @@ class Preselect:
         projected = query @ self.basis
         if _vecscan is not None and self.head16 is not None:
             picked16 = np.empty(keep, dtype=np.intp)
-            norm = float(np.linalg.norm(projected.astype(np.float64)))
-            _vecscan.keep_rows(self.head16, _quantised(projected, norm), picked16)
+            _vecscan.keep_rows(self.head16, _quantised_query(projected, self.head16), picked16)
             return picked16
         scores = self.head @ projected
         picked = np.argpartition(-scores, keep - 1)[:keep]

@@ -62,7 +62,7 @@ def test_keep_rows_equals_the_integer_reference(
         head = head[rng.integers(0, min(3, n), n)]
     head16 = preselect._quantised(head, float(np.linalg.norm(head, axis=1).max()))
     q = _unit_rows(rng, 1, dims)[0]
-    q16 = preselect._quantised(q, float(np.linalg.norm(q)))
+    q16 = preselect._quantised_query(q, head16)
     assert head16.shape[1] % LANES == 0 and np.abs(head16).max() <= QUANT
     keep = max(1, min(n, round(keep_share * n)))
     out = np.empty(keep, dtype=np.int64)
