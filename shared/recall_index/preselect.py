@@ -103,27 +103,31 @@ def _quantised_query(
 
 
 class Preselect:
-    """The first stage of one matrix: ``basis`` (dim x dims) and ``head`` (rows x dims).
+    """The first stage of one matrix: ``basis`` (dim x dims, float32) and the rows' coordinates.
 
-    Both float32; with the kernel also ``head16``, the head as int16 scaled by :data:`QUANT`
-    over its largest row norm (rows x dims rounded up to :data:`LANES`), else None.
+    Built with the kernel, the coordinates are kept only as ``head16``: int16, scaled by
+    :data:`QUANT` over the largest row norm, rows x dims rounded up to :data:`LANES` (half the
+    bytes of the float32 ``head``, which is then None); without it, as ``head`` (rows x dims,
+    float32) and ``head16`` is None. The path is chosen at construction.
     """
 
-    __slots__ = ("basis", "head", "head16")
+    __slots__ = ("basis", "count", "head", "head16")
 
     def __init__(self, basis: npt.NDArray[np.float32], head: npt.NDArray[np.float32]) -> None:
         self.basis = basis
-        self.head = head
+        self.count = len(head)
+        self.head: npt.NDArray[np.float32] | None = head
         self.head16: npt.NDArray[np.int16] | None = None
         if _vecscan is not None:
             norms = np.linalg.norm(head.astype(np.float64), axis=1)
             self.head16 = _quantised(head, float(norms.max(initial=0.0)))
+            self.head = None
 
     @property
     def nbytes(self) -> int:
-        """Bytes held (the head is ``dims / dim`` of the full matrix's size)."""
-        held = 0 if self.head16 is None else self.head16.nbytes
-        return int(self.basis.nbytes + self.head.nbytes + held)
+        """Bytes held (the head is ``dims / dim`` of the full matrix's size, half with int16)."""
+        held = self.head16 if self.head16 is not None else self.head
+        return int(self.basis.nbytes + (0 if held is None else held.nbytes))
 
     def rows(self, query: npt.NDArray[np.float32], take: int) -> npt.NDArray[np.intp] | None:
         """Ascending row positions worth an exact cosine for the ``take`` best, or None.
@@ -131,17 +135,19 @@ class Preselect:
         ``query``: the unit query (``dim``,), float32. The :data:`KEEP_FACTOR` x ``take`` (at
         least ``rows //`` :data:`KEEP_SHARE`) rows of highest first-stage score; None when that
         is over a quarter of the rows (scanning every full row is then about as cheap, and
-        exact). With the kernel, the first-stage scores are the int16 ones (ties at the cut go
-        to the smaller row); else the float32 ones (``argpartition`` breaks ties).
+        exact). With ``head16`` the scores are exact int32 dot products (ties at the cut go to
+        the smaller row); else float32 ones (``argpartition`` breaks ties).
         """
-        keep = max(KEEP_FACTOR * max(1, take), len(self.head) // KEEP_SHARE)
-        if 4 * keep > len(self.head):
+        keep = max(KEEP_FACTOR * max(1, take), self.count // KEEP_SHARE)
+        if 4 * keep > self.count:
             return None
         projected = query @ self.basis
-        if _vecscan is not None and self.head16 is not None:
+        if self.head16 is not None:
+            assert _vecscan is not None  # head16 is only built with the kernel
             picked16 = np.empty(keep, dtype=np.intp)
             _vecscan.keep_rows(self.head16, _quantised_query(projected, self.head16), picked16)
             return picked16
+        assert self.head is not None
         scores = self.head @ projected
         picked = np.argpartition(-scores, keep - 1)[:keep]
         picked.sort()

@@ -109,12 +109,15 @@ def test_kernel_and_numpy_fallback_agree(seed: int, rank: int, take: int) -> Non
     latent = rng.standard_normal((n, rank)) @ rng.standard_normal((rank, dim))
     mat = (latent / np.linalg.norm(latent, axis=1)[:, None]).astype(np.float32)
     pre = build_preselect(mat, 16)
-    assert pre is not None and pre.head16 is not None
+    assert pre is not None and pre.head16 is not None and pre.head is None
     q = mat[rng.integers(n)] + np.float32(0.1) * _unit_rows(rng, 1, dim)[0]
     q = (q / np.linalg.norm(q)).astype(np.float32)
     kernel = best_rows(mat, q, pre.rows(q, take), take)
     with patch.object(preselect, "_vecscan", None):
-        numpy = best_rows(mat, q, pre.rows(q, take), take)
+        plain = build_preselect(mat, 16)
+        assert plain is not None and plain.head16 is None and plain.head is not None
+        np.testing.assert_array_equal(plain.basis, pre.basis)
+        numpy = best_rows(mat, q, plain.rows(q, take), take)
     assert len(kernel[0]) == len(numpy[0]) == take
     np.testing.assert_allclose(kernel[1], numpy[1], atol=2e-6)
     for a, b, s in zip(kernel[0].tolist(), numpy[0].tolist(), kernel[1].tolist(), strict=True):
@@ -125,7 +128,15 @@ def test_preselect_without_the_kernel_holds_no_int16_head(monkeypatch) -> None:
     monkeypatch.setattr(preselect, "_vecscan", None)
     rng = np.random.default_rng(3)
     pre = Preselect(_unit_rows(rng, 16, 4), _unit_rows(rng, 100, 4))
-    assert pre.head16 is None and pre.nbytes == pre.basis.nbytes + pre.head.nbytes
+    assert pre.head16 is None and pre.head is not None
+    assert pre.nbytes == pre.basis.nbytes + pre.head.nbytes
+
+
+def test_preselect_with_the_kernel_holds_the_int16_head_only() -> None:
+    rng = np.random.default_rng(4)
+    pre = Preselect(_unit_rows(rng, 16, 4), _unit_rows(rng, 100, 4))
+    assert pre.head is None and pre.head16 is not None and pre.head16.shape == (100, LANES)
+    assert pre.nbytes == pre.basis.nbytes + pre.head16.nbytes == 16 * 4 * 4 + 100 * LANES * 2
 
 
 def test_a_nan_score_ranks_last_and_bad_buffers_raise() -> None:
