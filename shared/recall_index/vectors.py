@@ -196,7 +196,8 @@ class VectorMatrices:
         nothing is read from the store, so a memory whose matrix is not cached or current, or
         that has no vector yet, is absent from the answer. Visibility is the caller's business
         (the ids come from legs that applied it). CPU only: a binary search and a dot product
-        per id.
+        per id, computed as :meth:`search` computes it (:func:`~shared.recall_index.preselect.
+        best_rows`), so a memory has the same cosine in both.
 
         Returns:
             ``{memory_id: cosine in -1..1}`` for the ids found; empty for a zero ``vector``.
@@ -219,9 +220,9 @@ class VectorMatrices:
             held = m.ids[pos] == wanted
             if not held.any():
                 continue
-            rows = pos[held]
-            sims = m.mat[rows] @ q
-            out.update(zip(m.ids[rows].tolist(), sims.tolist(), strict=True))
+            # the dot products of search's exact stage: a memory gets the same cosine from both
+            found, sims = best_rows(m.mat, q, pos[held], int(held.sum()))
+            out.update(zip(m.ids[found].tolist(), sims.tolist(), strict=True))
         return out
 
     def _best(
