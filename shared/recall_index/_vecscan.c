@@ -45,6 +45,7 @@
 #define BUCKETS 2048
 #define BUCKET_SHIFT 21 /* the top 11 bits of a score */
 #define LANES 16 /* rows of the int16 head are padded to a multiple of this (preselect.LANES) */
+#define PREFETCH 8 /* rows ahead of the exact stage's scan (8: ~20 % less CPU than 4 or 16) */
 
 /* ---- dot products ----------------------------------------------------------------------- */
 
@@ -380,6 +381,14 @@ static Py_ssize_t top(const float *mat, const float *q, Py_ssize_t dim, const in
         const float *r[4];
         float s[4];
         for (int b = 0; b < 4; b++) r[b] = mat + (rows != NULL ? rows[i + b] : i + b) * dim;
+#if defined(__GNUC__)
+        /* scattered rows: fetch every cache line of the rows PREFETCH ahead (the hardware
+         * prefetcher only follows each row once it is being read) */
+        if (rows != NULL && i + PREFETCH + 4 <= count)
+            for (int b = 0; b < 4; b++)
+                for (Py_ssize_t o = 0; o < dim * 4; o += 64)
+                    __builtin_prefetch((const char *)(mat + rows[i + PREFETCH + b] * dim) + o);
+#endif
 #if defined(HAVE_AVX2)
         if (wide)
             dot32x4_avx2(r, q, dim, s);
