@@ -8,10 +8,11 @@
  *   out_rows  int64 buffer: receives the len(out_rows) rows of highest score head[i] . query,
  *             ascending; ties at the cut go to the smaller row
  *
- *   The dot products are exact int32 sums (the caller scales rows and query so that every
- *   row's norm times the query's norm stays below 2^31, Cauchy-Schwarz bounding every partial
- *   sum too). The cut is found with a 4096-bucket histogram of the scores, so the pass is
- *   linear in the rows whatever len(out_rows) is.
+ *   The dot products are exact int32 sums when every row's norm times the query's norm stays
+ *   below 2^31 (Cauchy-Schwarz then bounds every partial sum too; preselect.py scales both to
+ *   a norm of at most 32,767); past that they wrap, never undefined behaviour. The cut is
+ *   found with a 2048-bucket histogram over the scores' range, so selecting costs a few linear
+ *   passes whatever len(out_rows) is, and only the rows of the cut's bucket are sorted.
  *
  * exact_top(mat, query, rows, out_rows, out_scores) -> written
  *
@@ -27,7 +28,10 @@
  *   does not depend on the compiler or the machine (no fused multiply-add: -ffp-contract=off).
  *
  * Both release the GIL while scanning and raise ValueError for buffers of the wrong item size
- * or length, or a row out of range.
+ * or length, or a row out of range. On x86-64 with GCC or Clang, AVX2 versions of the dot
+ * products are used when the CPU has it (checked at import; module attribute avx2; the
+ * environment variable MNEMOGATE_VECSCAN_NO_AVX2 turns them off): the same results, bit for
+ * bit. Elsewhere SSE2, else plain C.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -43,7 +47,6 @@
 #endif
 
 #define BUCKETS 2048
-#define BUCKET_SHIFT 21 /* the top 11 bits of a score */
 #define LANES 16 /* rows of the int16 head are padded to a multiple of this (preselect.LANES) */
 #define PREFETCH 8 /* rows ahead of the exact stage's scan (8: ~20 % less CPU than 4 or 16) */
 
@@ -52,9 +55,9 @@
 static int wide = 0; /* AVX2 present (checked at import); the results do not depend on it */
 
 static inline int32_t dot16(const int16_t *a, const int16_t *b, Py_ssize_t n) {
-    int32_t sum = 0;
-    for (Py_ssize_t j = 0; j < n; j++) sum += (int32_t)a[j] * (int32_t)b[j];
-    return sum;
+    uint32_t sum = 0; /* wraps like the SIMD additions (no signed overflow) */
+    for (Py_ssize_t j = 0; j < n; j++) sum += (uint32_t)((int32_t)a[j] * (int32_t)b[j]);
+    return (int32_t)sum;
 }
 
 #if defined(__SSE2__)
@@ -212,14 +215,9 @@ static int cand_row_order(const void *pa, const void *pb) {
     return a->row < b->row ? -1 : (a->row > b->row);
 }
 
-/* The histogram bucket of a score: its top 11 bits, order-preserving (any int32 is valid;
- * scaled as preselect.py scales them, the scores of cosines -1..1 fill buckets 512..1536). */
-static inline uint32_t bucket(int32_t s) { return ((uint32_t)s ^ 0x80000000u) >> BUCKET_SHIFT; }
-
-/* Score 4 rows from i on and count row i + k in hist[k] (4 histograms, so that rows of one
- * bucket in a row do not wait for each other's count). */
+/* Score 4 rows from i on into scores[i..i+4). */
 static inline void score4(const int16_t *head, const int16_t *q, Py_ssize_t stride, Py_ssize_t i,
-                          int32_t *scores, uint32_t (*hist)[BUCKETS]) {
+                          int32_t *scores) {
 #if defined(HAVE_AVX2)
     if (wide && stride % 16 == 0)
         dot16x4_avx2(head + i * stride, q, stride, scores + i);
@@ -231,22 +229,42 @@ static inline void score4(const int16_t *head, const int16_t *q, Py_ssize_t stri
     else
 #endif
         for (int k = 0; k < 4; k++) scores[i + k] = dot16(head + (i + k) * stride, q, stride);
-    for (int k = 0; k < 4; k++) hist[k][bucket(scores[i + k])]++;
 }
 
 /* The keep (< n) best rows into out (ascending); 0, or -1 when out of memory. */
 static int select_rows(const int16_t *head, const int16_t *q, Py_ssize_t n, Py_ssize_t stride,
                        Py_ssize_t keep, int64_t *out) {
-    uint32_t hist[4][BUCKETS]; /* 32 KB */
-    memset(hist, 0, sizeof hist);
     int32_t *scores = malloc((size_t)n * sizeof(int32_t));
     if (scores == NULL) return -1;
     Py_ssize_t i = 0;
-    for (; i + 4 <= n; i += 4) score4(head, q, stride, i, scores, hist);
+    int32_t lo4[4] = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+    int32_t hi4[4] = {INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+    for (; i + 4 <= n; i += 4) {
+        score4(head, q, stride, i, scores);
+        for (int k = 0; k < 4; k++) { /* 4 independent chains */
+            lo4[k] = scores[i + k] < lo4[k] ? scores[i + k] : lo4[k];
+            hi4[k] = scores[i + k] > hi4[k] ? scores[i + k] : hi4[k];
+        }
+    }
     for (; i < n; i++) {
         scores[i] = dot16(head + i * stride, q, stride);
-        hist[0][bucket(scores[i])]++;
+        lo4[0] = scores[i] < lo4[0] ? scores[i] : lo4[0];
+        hi4[0] = scores[i] > hi4[0] ? scores[i] : hi4[0];
     }
+    int64_t lo = lo4[0], hi = hi4[0];
+    for (int k = 1; k < 4; k++) {
+        lo = lo4[k] < lo ? lo4[k] : lo;
+        hi = hi4[k] > hi ? hi4[k] : hi;
+    }
+    /* the scores' range in BUCKETS buckets of 2^shift; row i counted in hist[i % 4] (4
+     * histograms: rows of one bucket in a row do not wait for each other's count) */
+    int shift = 0;
+    while ((hi - lo) >> shift >= BUCKETS) shift++;
+    uint32_t hist[4][BUCKETS]; /* 32 KB */
+    memset(hist, 0, sizeof hist);
+    for (i = 0; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++) hist[k][(scores[i + k] - lo) >> shift]++;
+    for (; i < n; i++) hist[0][(scores[i] - lo) >> shift]++;
     for (int b = 0; b < BUCKETS; b++) hist[0][b] += hist[1][b] + hist[2][b] + hist[3][b];
     /* the cut: the bucket where the count from the top reaches keep */
     Py_ssize_t above = 0;
@@ -258,9 +276,7 @@ static int select_rows(const int16_t *head, const int16_t *q, Py_ssize_t n, Py_s
         return -1;
     }
     /* rows above the cut's bucket are kept; of those in it, the best keep - above */
-    int64_t over = cut == BUCKETS - 1 ? INT64_MAX
-                                      : ((int64_t)(cut + 1) << BUCKET_SHIFT) - 0x80000000LL;
-    int64_t from = ((int64_t)cut << BUCKET_SHIFT) - 0x80000000LL;
+    int64_t from = lo + ((int64_t)cut << shift), over = lo + ((int64_t)(cut + 1) << shift);
     Py_ssize_t kept = 0, at_cut = 0;
     for (i = 0; i < n; i++) {
         int64_t s = scores[i];
