@@ -22,13 +22,14 @@ returned are exact cosines (up to float32 rounding of a dot product computed ove
 row count). Matrices below :data:`MIN_ROWS` rows are always scanned whole.
 
 With the compiled kernel (``shared/recall_index/_vecscan.c``) the first stage scores an int16
-copy of the head (:data:`QUANT`: every row and the query scaled to a norm of at most 32,767, so
-the exact int32 dot products cannot overflow) and picks the kept rows with one histogram pass;
-the exact stage scores the kept float32 rows and keeps the best in the same call, without a
-gathered copy (:func:`best_rows`). Without it, numpy does both (float32 head, ``argpartition``).
-Quantising moves a first-stage score by about 1e-5, which only changes which rows near the
-keep-th are kept: the two-stage recall figures above are unchanged with it (the bench prints
-both).
+head kept instead of the float32 one (:data:`QUANT`: every row and the query scaled to a norm of
+at most 32,767, so the exact int32 dot products cannot overflow) and finds the cut with a
+histogram of the scores; the exact stage scores the kept float32 rows in place and keeps the
+best in the same call, without a gathered copy (:func:`best_rows`). Without it, numpy does both
+(float32 head, ``argpartition``). Quantising moves a first-stage score by about 1e-5, which only
+changes which rows near the keep-th are kept: the recall figures above are unchanged with it
+(``bench/vector_preselect.py``, with and without ``--no-kernel``: 10k 1.0000 / 1.0000 / 100 %
+identical top-20, 100k 0.9990 / 0.9989 / 99.0 % either way).
 """
 
 from __future__ import annotations
@@ -180,12 +181,16 @@ def best_rows(
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """The ``take`` rows of ``mat`` of highest cosine with ``query``, best first, and the cosines.
 
-    ``mat``: row-normalised (n x dim) float32; ``query``: unit (dim,) float32; ``rows``: the
-    row positions to consider (:meth:`Preselect.rows`), None for every row; ``take`` ≥ 1.
-    Returns (positions in ``mat``, int64, and their float32 cosines), ``min(take, rows
-    considered)`` long. With the kernel, ties go to the smaller row and each dot product sums
-    in a fixed order (``_vecscan.c``); else numpy (``blas``: one BLAS call, else ``einsum``)
-    and a stable sort of the ``argpartition`` of the scores.
+    ``mat``: row-normalised (n x dim) float32, C-contiguous; ``query``: unit (dim,) float32;
+    ``rows``: the int64 row positions to consider (:meth:`Preselect.rows`), None for every row;
+    ``take`` ≥ 0. Returns (positions in ``mat``, int64, and their float32 cosines), ``min(take,
+    rows considered)`` long. With the kernel, ties go to the smaller row and each dot product
+    sums in a fixed order (``_vecscan.c``); else numpy (``blas``: one BLAS call, else
+    ``einsum``) and a stable sort of the ``argpartition`` of the scores.
+
+    Raises:
+        ValueError: a row outside ``mat``, or ``mat`` not float32 rows of ``query``'s length
+            (kernel; numpy raises IndexError or ValueError).
     """
     if _vecscan is not None:
         count = len(mat) if rows is None else len(rows)
@@ -201,6 +206,8 @@ def best_rows(
     else:
         sims = mat[rows] @ query  # exact cosines of the preselected rows only
     take = min(take, len(sims))
+    if take <= 0:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float32)
     order = np.argpartition(-sims, take - 1)[:take]
     order = order[np.argsort(-sims[order], kind="stable")]
     return (order if rows is None else rows[order]), sims[order]

@@ -158,3 +158,19 @@ def test_a_nan_score_ranks_last_and_bad_buffers_raise() -> None:
         _vecscan.keep_rows(head, np.zeros(16, np.int16), np.empty(5, np.int64))
     with pytest.raises(ValueError, match="whole rows"):
         _vecscan.keep_rows(head, np.zeros(5, np.int16), np.empty(2, np.int64))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), take=st.integers(0, 90))
+def test_full_scans_of_kernel_and_numpy_agree(seed: int, n: int, take: int) -> None:
+    rng = np.random.default_rng(seed)
+    mat = _unit_rows(rng, n, 24)
+    q = _unit_rows(rng, 1, 24)[0]
+    kernel = best_rows(mat, q, None, take)
+    with patch.object(preselect, "_vecscan", None):
+        numpy = best_rows(mat, q, None, take)
+        empty = best_rows(mat, q, np.empty(0, np.intp), take)
+    assert len(kernel[0]) == len(numpy[0]) == min(take, n)
+    np.testing.assert_allclose(kernel[1], numpy[1], atol=2e-6)
+    np.testing.assert_allclose(mat[kernel[0]] @ q, kernel[1], atol=2e-6)
+    assert len(empty[0]) == len(best_rows(mat, q, np.empty(0, np.intp), take)[0]) == 0
