@@ -15,7 +15,8 @@ exact scan's top 20, the share of queries whose top-20 list is identical, and th
 microseconds per query of both (one BLAS thread, as in the gateway), with their ratio. The two
 stages run as the vector leg runs them (:func:`shared.recall_index.preselect.best_rows`): with
 the compiled kernel when it is built (``_vecscan``), else numpy; ``--no-kernel`` runs the numpy
-path in any case (to compare both from one checkout).
+path in any case (to compare both from one checkout). With the kernel the line ends with how
+often its top-20 and top-80 lists are the numpy path's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -104,6 +106,32 @@ def measure(mat: npt.NDArray[np.float32], qs: npt.NDArray[np.float32], dims: int
         f"{len(mat):>8,} rows x {mat.shape[1]}: recall@10 {hit10 / (10 * n):.4f}, "
         f"recall@20 {hit20 / (TOP_K * n):.4f}, identical top-20 {same / n:.1%}; CPU per query "
         f"exact {full:.0f} us, two stages ({dims} dims, {kernel}) {two:.0f} us ({two / full:.2f}x)"
+        + ("" if pre.head16 is None else same_as_numpy(mat, qs, dims, two_stage))
+    )
+
+
+def same_as_numpy(
+    mat: npt.NDArray[np.float32],
+    qs: npt.NDArray[np.float32],
+    dims: int,
+    kernel: Callable[[int], npt.NDArray[np.intp]],
+) -> str:
+    """How often the kernel's two stages return the numpy path's top 20 and top 80 lists."""
+    take = TOP_K * OVERSAMPLE
+    got = [kernel(i).tolist() for i in range(len(qs))]
+    same20 = same80 = 0
+    with patch.object(preselect, "_vecscan", None):
+        plain = build_preselect(mat, dims)
+        assert plain is not None
+        for i in range(len(qs)):
+            rows = plain.rows(qs[i], take)
+            assert rows is not None
+            want = best_rows(mat, qs[i], rows, take)[0].tolist()
+            same20 += want[:TOP_K] == got[i][:TOP_K]
+            same80 += want == got[i]
+    return (
+        f"; the numpy path's top 20 in {same20 / len(qs):.1%} of queries, "
+        f"top {take} in {same80 / len(qs):.1%}"
     )
 
 

@@ -29,7 +29,8 @@ best in the same call, without a gathered copy (:func:`best_rows`). Without it, 
 (float32 head, ``argpartition``). Quantising moves a first-stage score by about 1e-5, which only
 changes which rows near the keep-th are kept: the recall figures above are unchanged with it
 (``bench/vector_preselect.py``, with and without ``--no-kernel``: 10k 1.0000 / 1.0000 / 100 %
-identical top-20, 100k 0.9990 / 0.9989 / 99.0 % either way).
+identical top-20, 100k 0.9990 / 0.9989 / 99.0 % either way), and the kernel's top-20 list was the
+numpy path's for all 500 questions at both sizes (its top 80 for 99.6 % and 99.2 %).
 """
 
 from __future__ import annotations
