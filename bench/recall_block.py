@@ -3,17 +3,20 @@
 Usage::
 
     python bench/recall_block.py [--sizes 10k] [--queries 1500] [--rounds 3] [--data-dir data]
+        [--source none|static]
 
-The database is ``bench/gateway.py``'s (``gw-<N>-none.db`` under ``--data-dir``, built once
-through the product's write path: the caller owner holds N memories of LoCoMo turns among 10
-owners), copied to a temporary file so the gateway benchmark's own snapshots are untouched. One
-engine (keyword recall, ``exact``) loads the owner and finishes its background work (snapshot,
-prepared lines); 300 warm-up queries follow, then ``--queries`` distinct LoCoMo questions, none
-seen before, each through :func:`shared.recall_flow.recall_block` exactly as a chat request
-makes it (recall, echo rules, floor, budget, block lines, token estimate). Printed per round:
-process CPU ms per call (``time.process_time``: the gateway's CPU without HTTP, upstream and
-client noise) and the share of calls that produced a block. Being one process without a server,
-it is steadier than ``bench/gateway.py`` on a busy machine; to compare two versions, run this
+The database is ``bench/gateway.py``'s (``gw-<N>-<source>.db`` under ``--data-dir``, built once
+through the product's write path: the caller owner holds N memories of LoCoMo turns among 10 owners,
+with ``static`` also their vectors), copied to a temporary file so the gateway benchmark's own
+snapshots are untouched. One engine (``none``: keyword recall, ``exact``; ``static``: hybrid recall
+with the static table of ``bench/recall_latency.py``, as the gateway's ``static`` configuration)
+loads the owner and finishes its background work (snapshot, prepared lines); 300 warm-up queries
+follow, then ``--queries`` distinct LoCoMo questions, none seen before, each through
+:func:`shared.recall_flow.recall_block` exactly as a chat request makes it (recall, echo rules,
+floor, budget, block lines, token estimate). Printed per round: process CPU ms per call
+(``time.process_time``: the gateway's CPU without HTTP, upstream and client noise) and the share of
+calls that produced a block. Being one process without a server, it is steadier than
+``bench/gateway.py`` on a busy machine; to compare two versions, run this
 file from a checkout of each, alternately.
 """
 
@@ -34,7 +37,7 @@ import httpx
 
 from bench._corpus import queries
 from bench.gateway import build_db
-from bench.recall_latency import parse_size
+from bench.recall_latency import STATIC_TABLE, parse_size
 from shared.engine import build_engine
 from shared.models import Scope
 from shared.recall_flow import recall_block
@@ -49,12 +52,19 @@ WARM_UP = 300
 
 async def run(n: int, args: argparse.Namespace) -> None:
     """One size: build or reuse the database, then ``args.rounds`` measured rounds."""
-    source = Path(args.data_dir) / f"gw-{n}-none.db"
-    await build_db(source, n, "none")
+    source = Path(args.data_dir) / f"gw-{n}-{args.source}.db"
+    await build_db(source, n, args.source)
     tmp = tempfile.mkdtemp(prefix="recall-block-")
     db = os.path.join(tmp, "bench.db")
     shutil.copy(source, db)
-    settings = load_settings({}, db_path=db, embedding_source="none", retrieval_strategy="exact")
+    hybrid = args.source == "static"
+    settings = load_settings(
+        {},
+        db_path=db,
+        embedding_source=args.source,
+        retrieval_strategy="hybrid" if hybrid else "exact",
+        static_model_path=str(STATIC_TABLE),
+    )
     store = await Store.open(db)
     http = httpx.AsyncClient()
     engine = build_engine(settings, store, http, retention_of(settings))
@@ -64,6 +74,7 @@ async def run(n: int, args: argparse.Namespace) -> None:
         )
         scope = Scope(owner_id=next(iter(rows))[0])
         assert engine.keywords is not None
+        await engine.warm_up()  # the embedding source's probe (hybrid: else keyword-only)
         await engine.keywords.fresh()
         await engine.keywords.cache.owner(scope.owner_id)
         await engine.keywords.cache.settle()
@@ -96,6 +107,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10k")
     parser.add_argument("--queries", type=int, default=1500)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--source", choices=["none", "static"], default="none")
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
     Path(args.data_dir).mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 Usage::
 
     python bench/vector_preselect.py [--sizes 10k,100k] [--queries 500] [--dims 96]
-        [--data-dir data]
+        [--data-dir data] [--no-kernel]
 
 For each size the database of ``bench/gateway.py`` (``gw-<N>-static.db``: the caller owns N
 LoCoMo turns embedded with the bundled static table, built once through the product's write
@@ -12,7 +12,11 @@ questions are embedded with the same table. Printed per size: recall@10 and @20 
 search (:mod:`shared.recall_index.preselect`, ``--dims`` principal directions, 10 x 80 rows, and
 at least one in 50, kept as the vector leg keeps them for its default top-k of 20) against the
 exact scan's top 20, the share of queries whose top-20 list is identical, and the CPU
-microseconds per query of both (one BLAS thread, as in the gateway), with their ratio.
+microseconds per query of both (one BLAS thread, as in the gateway), with their ratio. The two
+stages run as the vector leg runs them (:func:`shared.recall_index.preselect.best_rows`): with
+the compiled kernel when it is built (``_vecscan``), else numpy; ``--no-kernel`` runs the numpy
+path in any case (to compare both from one checkout). With the kernel the line ends with how
+often its top-20 and top-80 lists are the numpy path's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -34,7 +39,8 @@ from bench.gateway import build_db
 from bench.recall_latency import STATIC_TABLE, parse_size
 from shared.blas_threads import limit_blas_threads
 from shared.embedding.static import StaticEmbeddingSource
-from shared.recall_index.preselect import build_preselect
+from shared.recall_index import preselect
+from shared.recall_index.preselect import best_rows, build_preselect
 from shared.recall_index.vectors import OVERSAMPLE
 from shared.store import Store
 
@@ -85,10 +91,9 @@ def measure(mat: npt.NDArray[np.float32], qs: npt.NDArray[np.float32], dims: int
     def two_stage(i: int) -> npt.NDArray[np.intp]:
         rows = pre.rows(qs[i], take)
         assert rows is not None
-        sims = mat[rows] @ qs[i]
-        top = np.argpartition(-sims, take - 1)[:take]
-        return rows[top[np.argsort(-sims[top], kind="stable")]]
+        return best_rows(mat, qs[i], rows, take)[0]
 
+    kernel = "numpy" if pre.head16 is None else "compiled kernel"
     hit10 = hit20 = same = 0
     for i in range(len(qs)):
         want, got = exact(i)[:TOP_K].tolist(), two_stage(i)[:TOP_K].tolist()
@@ -100,12 +105,40 @@ def measure(mat: npt.NDArray[np.float32], qs: npt.NDArray[np.float32], dims: int
     return (
         f"{len(mat):>8,} rows x {mat.shape[1]}: recall@10 {hit10 / (10 * n):.4f}, "
         f"recall@20 {hit20 / (TOP_K * n):.4f}, identical top-20 {same / n:.1%}; CPU per query "
-        f"exact {full:.0f} us, two stages ({dims} dims) {two:.0f} us ({two / full:.2f}x)"
+        f"exact {full:.0f} us, two stages ({dims} dims, {kernel}) {two:.0f} us ({two / full:.2f}x)"
+        + ("" if pre.head16 is None else same_as_numpy(mat, qs, dims, two_stage))
+    )
+
+
+def same_as_numpy(
+    mat: npt.NDArray[np.float32],
+    qs: npt.NDArray[np.float32],
+    dims: int,
+    kernel: Callable[[int], npt.NDArray[np.intp]],
+) -> str:
+    """How often the kernel's two stages return the numpy path's top 20 and top 80 lists."""
+    take = TOP_K * OVERSAMPLE
+    got = [kernel(i).tolist() for i in range(len(qs))]
+    same20 = same80 = 0
+    with patch.object(preselect, "_vecscan", None):
+        plain = build_preselect(mat, dims)
+        assert plain is not None
+        for i in range(len(qs)):
+            rows = plain.rows(qs[i], take)
+            assert rows is not None
+            want = best_rows(mat, qs[i], rows, take)[0].tolist()
+            same20 += want[:TOP_K] == got[i][:TOP_K]
+            same80 += want == got[i]
+    return (
+        f"; the numpy path's top 20 in {same20 / len(qs):.1%} of queries, "
+        f"top {take} in {same80 / len(qs):.1%}"
     )
 
 
 async def main_async(args: argparse.Namespace) -> None:
     limit_blas_threads()
+    if args.no_kernel:
+        preselect._vecscan = None  # type: ignore[assignment]  # the numpy path of both stages
     table = StaticEmbeddingSource.load(STATIC_TABLE)
     qs = np.asarray(table.embed_sync(queries(args.queries)), dtype=np.float32)
     qs = qs / np.maximum(np.linalg.norm(qs, axis=1), 1e-9)[:, None]
@@ -120,6 +153,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10k,100k")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--dims", type=int, default=96)
+    parser.add_argument("--no-kernel", action="store_true", help="numpy even with the kernel")
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
     asyncio.run(main_async(args))

@@ -41,6 +41,7 @@ from shared.embedding.onnx_minilm import (
     run_model,
     tokenizer_json,
 )
+from shared.embedding.wordpiece import ascii_wordpiece
 from shared.errors import ConfigurationError, EmbeddingError
 
 #: Rank of a table of vectors (rows × dimensions).
@@ -65,6 +66,8 @@ INLINE_MAX_CHARS = 4096
 EMBED_CHUNK = 32
 
 ProgressCallback = Callable[[int, int], None]
+_FIRST = np.zeros(1, dtype=np.int64)
+"""``reduceat`` offsets of one text."""
 
 
 def _is_special(token: str) -> bool:
@@ -233,6 +236,8 @@ class StaticEmbeddingSource(EmbeddingSource):
             )
         self._table = np.ascontiguousarray(table, dtype=np.float32)
         self._tokenizer = tokenizer
+        # a query's ids in Python (plain ASCII): a tokenizer call costs more than the lookups
+        self._wordpiece = ascii_wordpiece(tokenizer)
         self.model = model
         self.dim = int(table.shape[1])
 
@@ -265,11 +270,19 @@ class StaticEmbeddingSource(EmbeddingSource):
         """Synchronous :meth:`embed` (pure CPU, no I/O); same shapes and guarantees.
 
         Works in chunks of :data:`EMBED_CHUNK` texts so temporaries stay small (large gathers
-        page-fault their way through fresh memory and run 3x slower).
+        page-fault their way through fresh memory and run 3x slower). One text (a query) skips
+        the chunking, and plain ASCII is tokenized in Python (:mod:`shared.embedding.wordpiece`:
+        the same ids); it is summed the same way, so its vector is bit-identical to the batch
+        path's.
         """
         if not texts:
             return empty_vectors(self.dim)
         items = list(texts)
+        if len(items) == 1:
+            ids = None if self._wordpiece is None else self._wordpiece.ids(items[0])
+            if ids is None:
+                ids = self._tokenizer.encode(items[0], add_special_tokens=False).ids
+            return self._one(ids)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         # encode_batch_fast (tokenizers ≥ 0.20) skips character offsets we do not need.
         encode = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)
@@ -287,6 +300,12 @@ class StaticEmbeddingSource(EmbeddingSource):
                 sums = np.add.reduceat(self._table[flat], offsets[nonempty], axis=0)
                 out[start : start + len(encs)][nonempty] = sums
         return l2_normalize(out)
+
+    def _one(self, ids: list[int]) -> Vectors:
+        """The (1, dim) vector of one text's token ``ids``: :meth:`embed_sync`'s arithmetic."""
+        if not ids:
+            return np.zeros((1, self.dim), dtype=np.float32)
+        return l2_normalize(np.add.reduceat(self._table[ids], _FIRST, axis=0))
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """See :meth:`EmbeddingSource.embed`.

@@ -18,6 +18,7 @@ matrix per query (10 MB at 10k x 256 float32: memory-bound, ~0.4 ms on one core 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,7 +29,7 @@ from shared.blas_threads import limit_blas_threads
 from shared.models import GLOBAL_OWNER, Scope
 from shared.recall_index import KeywordIndex
 from shared.recall_index.owner import OwnerIndex
-from shared.recall_index.preselect import Preselect, build_preselect
+from shared.recall_index.preselect import Preselect, best_rows, build_preselect
 from shared.recall_index.visibility import visible_row
 from shared.store.connection import store_errors
 from shared.store.sqlite_vec import TABLE, SqliteVecIndex, rotation
@@ -176,7 +177,9 @@ class VectorMatrices:
     def _query(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
         """``vector`` unit-length (rotated like an int8 table's rows), or None: no direction."""
         q = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
+        # sqrt(q . q) as np.linalg.norm computes it (the same sdot; a float32 division by the
+        # double square root rounds as by the float32 one), without its call overhead
+        norm = math.sqrt(float(q @ q))
         if norm <= ZERO_NORM:
             return None
         q = q / norm
@@ -196,7 +199,8 @@ class VectorMatrices:
         nothing is read from the store, so a memory whose matrix is not cached or current, or
         that has no vector yet, is absent from the answer. Visibility is the caller's business
         (the ids come from legs that applied it). CPU only: a binary search and a dot product
-        per id.
+        per id, computed as :meth:`search` computes it (:func:`~shared.recall_index.preselect.
+        best_rows`), so a memory has the same cosine in both.
 
         Returns:
             ``{memory_id: cosine in -1..1}`` for the ids found; empty for a zero ``vector``.
@@ -219,9 +223,9 @@ class VectorMatrices:
             held = m.ids[pos] == wanted
             if not held.any():
                 continue
-            rows = pos[held]
-            sims = m.mat[rows] @ q
-            out.update(zip(m.ids[rows].tolist(), sims.tolist(), strict=True))
+            # the dot products of search's exact stage: a memory gets the same cosine from both
+            found, sims = best_rows(m.mat, q, pos[held], int(held.sum()))
+            out.update(zip(m.ids[found].tolist(), sims.tolist(), strict=True))
         return out
 
     def _best(
@@ -241,14 +245,9 @@ class VectorMatrices:
         rows: npt.NDArray[np.intp] | None = None
         if m.preselect is not None:
             rows = m.preselect.rows(q, take)
-        if rows is None:
-            sims = m.mat @ q if self._blas else np.einsum("ij,j->i", m.mat, q)
-        else:
-            sims = m.mat[rows] @ q  # exact cosines of the preselected rows only
-        order = np.argpartition(-sims, take - 1)[:take]
-        order = order[np.argsort(-sims[order], kind="stable")]
-        scores = sims[order].tolist()
-        ids = m.ids[order if rows is None else rows[order]].tolist()
+        best, sims = best_rows(m.mat, q, rows, take, blas=self._blas)
+        scores = sims.tolist()
+        ids = m.ids[best].tolist()
         retention = self.sqlite_vec.retention
         out: list[VectorHit] = []
         # Records are looked up k at a time, best first: when the first k rows are visible (the
