@@ -121,13 +121,6 @@ def test_compiled_scan_equals_numpy(seed, n, query, limit, hidden, need_all) -> 
     assert not acc.any() and not count.any()  # the scratch is clean for the next query
 
 
-def test_compiled_scan_is_built() -> None:
-    """The install compiled the scan: without it every search would take the slower numpy path."""
-    from shared.recall_index import _bm25scan
-
-    assert callable(_bm25scan.scan)
-
-
 def test_compiled_scan_rejects_bad_buffers() -> None:
     """Out-of-range positions and wrong item sizes raise ValueError; the scratch stays zeroed."""
     from shared.recall_index import _bm25scan
