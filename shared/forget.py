@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
+from shared.context_scrub import scrub_contexts
 from shared.forget_guard import release_learned
 from shared.forget_terms import (
     clear_matches,
@@ -42,7 +43,6 @@ from shared.forget_terms import (
 )
 from shared.models import Memory
 from shared.store import Store
-from shared.turn_context import without_turns
 
 log = logging.getLogger("mnemogate.forget")
 
@@ -117,24 +117,6 @@ def without_forgotten(target: Sequence[str] | None, memories: Sequence[Memory]) 
         return list(memories)
     gone = {n.id for n in named}
     return [m for m in memories if m.id not in gone and not any(is_copy(n, m) for n in named)]
-
-
-async def _scrub_contexts(
-    store: Store, owner_id: str, user_id: str, forgotten: Sequence[Memory]
-) -> None:
-    """Remove the forgotten turns' text from the context of the memories beside them.
-
-    A captured turn's words live on in its neighbours' ``context`` (the search-only field,
-    :mod:`shared.turn_context`): left there they would keep finding those neighbours for the
-    forgotten topic, and keep the text at rest.
-    """
-    turns = [m.content for m in forgotten if m.category == "turn" and m.content.strip()]
-    updates: dict[int, str] = {}
-    for text in turns:
-        needle = " ".join(text.split())[:40]
-        for rowid, context in await store.forget.contexts_holding(owner_id, user_id, needle):
-            updates[rowid] = without_turns(updates.get(rowid, context), turns)
-    await store.forget.set_contexts(sorted(updates.items()))
 
 
 async def derived_copies(store: Store, named: Sequence[Memory]) -> list[Memory]:
@@ -224,7 +206,7 @@ async def forget(
         await store.forget.remove_tombstone(owner_id, user_id, hashes, now)
     kept = set(await _evict(store, ids, now, on_deleted))
     removed = [m for m in (*named, *copies) if m.id in kept]
-    await _scrub_contexts(store, owner_id, user_id, removed)  # then learn cursors released:
+    await scrub_contexts(store, removed)  # then learn cursors released:
     await release_learned(store, removed)  # saying it again is learned again
     deleted = [item for item, rowid in zip(items, ids, strict=True) if rowid in kept]
     await store.events.record(

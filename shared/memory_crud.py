@@ -20,6 +20,7 @@ from shared.access_policy import (
     writable_owner,
     writable_owners,
 )
+from shared.context_scrub import scrub_contexts
 from shared.control_chars import strip_control_chars
 from shared.errors import InvalidRequest, NotFound
 from shared.forget_guard import release_learned
@@ -217,6 +218,7 @@ async def delete_memory(
     if memory is None:
         raise NotFound(f"memory '{public_id}' not found")
     await release_learned(store, [memory])
+    await scrub_contexts(store, [memory])  # its text must not live on in its neighbours
     await enqueue_vector_delete(queue, [memory.id])
     return view_of(memory)
 
@@ -251,6 +253,8 @@ async def bulk_delete(
     if body.dry_run:
         count = await store.admin.count(flt)
         return BulkDeleteResult(matched=count, deleted=0, dry_run=True)
-    ids = await store.admin.delete_matching_ids(flt)
+    deleted = await store.admin.delete_matching(flt)
+    ids = [m.id for m in deleted]
+    await scrub_contexts(store, deleted)
     await enqueue_vector_delete(queue, ids)
     return BulkDeleteResult(matched=len(ids), deleted=len(ids), dry_run=False)

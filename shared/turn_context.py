@@ -84,13 +84,22 @@ def without_turns(context: str, turns: Sequence[str], max_chars: int = MAX_NEIGH
     """``context`` without the lines that hold one of ``turns``.
 
     Lines as :func:`neighbour_context` wrote them (whitespace collapsed, cut to ``max_chars``).
-    What a forget leaves of its neighbours' context: the forgotten turn's words must not keep
+    What a delete leaves of its neighbours' context: the deleted turn's words must not keep
     finding (and so injecting) them. Lines kept in order; pure; never raises.
     """
-    gone = {_clip(t, max_chars) for t in turns}
-    gone.discard("")
-    kept = [line for line in context.split("\n") if _clip(line, max_chars) not in gone]
-    return "\n".join(kept)
+    return without_lines(context, turn_lines(turns, max_chars), max_chars)
+
+
+def turn_lines(turns: Sequence[str], max_chars: int = MAX_NEIGHBOUR_CHARS) -> frozenset[str]:
+    """The context lines ``turns`` became in :func:`neighbour_context` (empty ones left out)."""
+    return frozenset(line for t in turns if (line := _clip(t, max_chars)))
+
+
+def without_lines(context: str, gone: frozenset[str], max_chars: int = MAX_NEIGHBOUR_CHARS) -> str:
+    """``context`` without its lines in ``gone`` (:func:`turn_lines`); order kept; pure."""
+    if not context or not gone:
+        return context
+    return "\n".join(line for line in context.split("\n") if _clip(line, max_chars) not in gone)
 
 
 def chat_sequence(

@@ -112,6 +112,20 @@ class ForgetStore:
             )
         return [(int(r[0]), str(r[1])) for r in rows]
 
+    async def contexts_of(self, owner_id: str, user_id: str) -> list[tuple[int, str]]:
+        """Every ``(rowid, context)`` of one owner and end user with a non-empty context.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        with store_errors("reading contexts to scrub"):
+            rows = await self.conn.execute_fetchall(
+                "SELECT id, context FROM memories WHERE owner_id = ? AND user_id = ? "
+                "AND context <> ''",
+                (owner_id, user_id),
+            )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     async def set_contexts(self, contexts: Sequence[tuple[int, str]]) -> None:
         """Replace the ``context`` of each ``(rowid, context)`` in one transaction.
 

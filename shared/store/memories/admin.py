@@ -171,10 +171,11 @@ class MemoryAdminStore:
                 row = await c.fetchone()
         return int(row[0]) if row else 0
 
-    async def delete_matching_ids(self, flt: MemoryFilter) -> list[int]:
-        """Delete the matching memories in one transaction.
+    async def delete_matching(self, flt: MemoryFilter) -> list[Memory]:
+        """Delete the matching memories in one transaction; returns them, by ascending rowid.
 
-        Returns their rowids, ascending (for the vector tiers outside SQLite: Qdrant).
+        (Their rowids for the vector tiers outside SQLite, Qdrant; their text for the context
+        scrub of their neighbours.)
 
         Raises:
             StoreError: the database failed (nothing is deleted).
@@ -185,12 +186,12 @@ class MemoryAdminStore:
                 transaction(self.conn),
                 self.conn.execute(
                     f"DELETE FROM memories WHERE id IN (SELECT m.id FROM memories m {where}) "
-                    "RETURNING id",
+                    f"RETURNING {COLUMNS}",
                     params,
                 ) as cur,
             ):
                 rows = await cur.fetchall()
-        return sorted(int(r[0]) for r in rows)
+        return sorted((row_to_memory(r) for r in rows), key=lambda m: m.id)
 
     async def update(
         self, public_id: str, owners: list[str] | None, changes: MemoryChanges, now: float
