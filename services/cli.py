@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -43,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     keys = sub.add_parser("keys", help="manage client API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     create = keys_sub.add_parser("create", help="create a key; prints the secret once")
-    create.add_argument("--name", required=True)
+    create.add_argument("--name", required=True, type=_key_name)
     keys_sub.add_parser("list", help="list keys")
     revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
     revoke.add_argument("id")
@@ -68,6 +69,13 @@ async def _migrate(settings: Settings) -> int:
     return 0
 
 
+def _key_name(text: str) -> str:
+    """``--name`` of a new key, stripped; a blank one is a usage error (exit status 2)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a key name must not be blank")
+    return text.strip()
+
+
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     if args.keys_command == "update":
         return await cli_control.run_keys_update(settings, args)
@@ -75,7 +83,10 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.keys_command == "create":
             key, secret = await store.keys.create(args.name)
-            print(f"created key {key.id} ({key.name}); the secret is shown once:")
+            # the database named: a key made in another store (another working directory, no
+            # MNEMOGATE_DB_PATH) is never accepted by the gateway
+            where = os.path.abspath(settings.db_path)  # noqa: ASYNC240 (a one-off CLI command)
+            print(f"created key {key.id} ({key.name}) in {where}; the secret is shown once:")
             print(secret)
         elif args.keys_command == "list":
             for k in await store.keys.list():
