@@ -69,12 +69,19 @@ async def authenticate_client(request: Request, store: Store, *, x_api_key: bool
     ``x-api-key: <key>``.
 
     Raises:
-        AuthenticationFailed: no key, a key with non-ASCII bytes (no key has one), or an
-            unknown or revoked key (HTTP 401).
+        AuthenticationFailed: no key, a key with non-ASCII bytes (no key has one), an
+            unknown or revoked key, or (``x_api_key``) two headers naming different keys
+            (HTTP 401).
     """
     raw = bearer_token_bytes(request)
-    if raw is None and x_api_key:
-        raw = _raw_header(request, b"x-api-key")
+    if x_api_key:
+        native = _raw_header(request, b"x-api-key")
+        if raw is not None and native is not None and native != raw:
+            # two different keys: answering as either would pick a tenant the caller may not mean
+            raise AuthenticationFailed(
+                "conflicting api keys: 'x-api-key' and 'Authorization: Bearer' differ; send one"
+            )
+        raw = native if raw is None else raw
     if raw is None:
         hint = "'x-api-key: <key>' or " if x_api_key else ""
         raise AuthenticationFailed(f"missing api key: send {hint}'Authorization: Bearer <key>'")

@@ -54,6 +54,21 @@ def test_x_api_key_and_bearer_authenticate_and_the_provider_key_replaces_them(
     assert error_body(info.value)["error"]["type"] == "authentication_error"
 
 
+def test_x_api_key_and_bearer_naming_different_keys_are_refused(formats_gateway, upstream):
+    """Two keys in one request (another tenant's in one header) answer 401, never as either."""
+    gw = formats_gateway()
+    _, a = gw.create_key("a")
+    _, b = gw.create_key("b")
+    upstream.reply_text = "Hello"
+    body = {"model": "claude/c", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}
+    both = {"x-api-key": a, "authorization": f"Bearer {b}"}
+    resp = httpx.post(gw.base_url + "/v1/messages", json=body, headers=both)
+    assert resp.status_code == 401
+    assert "conflicting api keys" in resp.json()["error"]["message"]
+    same = {"x-api-key": a, "authorization": f"Bearer {a}"}
+    assert httpx.post(gw.base_url + "/v1/messages", json=body, headers=same).status_code == 200
+
+
 def test_anthropic_headers_reach_upstream_and_upstream_headers_come_back(formats_gateway, upstream):
     gw = formats_gateway()
     _, secret = gw.create_key()
