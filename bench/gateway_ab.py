@@ -13,9 +13,9 @@ pinned to CPU 0 where ``taskset`` exists, each on its own copy of ``bench/gatewa
 (``gw-<N>-<source>.db``, built once under ``--data-dir``), behind one fake upstream. After 400
 warm-up requests each, ``--rounds`` rounds send the same block of ``--block`` distinct LoCoMo
 questions (learning off, c=10) to one then the other (the order alternates per round), and the
-process CPU (all threads, ``/proc``) per request of each is printed per round, with the ratio
-new/base per round and its median. A checkout's compiled kernels are used when they were built in
-place there (``pip install -e .`` in it); else that checkout runs its numpy fallbacks.
+process CPU (all threads, :func:`bench.gateway.cpu_s`) per request of each is printed per round,
+with the ratio new/base per round and its median. A checkout's compiled kernels are used when
+they were built in place there (``pip install -e .`` in it); else it runs its numpy fallbacks.
 """
 
 from __future__ import annotations
@@ -36,21 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._corpus import queries
 from bench._servers import fake_upstream, free_port, wait_port
-from bench.gateway import CONFIGS, build_db, fire, gateway_env, pinned
+from bench.gateway import CONFIGS, build_db, cpu_s, fire, gateway_env, pinned
 from bench.recall_latency import parse_size
 
 WARM_UP = 400
 """Requests each gateway answers before the measured rounds (connections, caches, cold load)."""
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of every thread of ``pid`` so far."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 @contextlib.contextmanager

@@ -165,18 +165,7 @@ def dense_top(
     if _bm25scan is None or len(docs_of) > _KERNEL_TERMS:
         return _numpy_dense(seg, docs_of, w_of, idfs, visible, limit, need)
     scan = _Scan(seg, docs_of, w_of, idfs, need)
-    probe = min(len(seg), PROBE * limit if limit > 0 else len(seg))
-    best, best_scores, matched = scan.top(probe)
-    if limit > 0 and matched > probe:  # visible_top's first round: the best PROBE x limit
-        vis = visible(best)
-        if vis[:limit].all():
-            return best[:limit], best_scores[:limit]
-        if np.count_nonzero(vis) >= limit:
-            return best[vis][:limit], best_scores[vis][:limit]
-        best, best_scores, _ = scan.top(matched)
-    vis = visible(best)
-    best, best_scores = best[vis], best_scores[vis]
-    return (best[:limit], best_scores[:limit]) if limit > 0 else (best, best_scores)
+    return _visible_best(scan.top, len(seg), visible, limit)
 
 
 class _Scan:
@@ -255,20 +244,43 @@ def visible_top(
 ) -> Hits:
     """:func:`select_top` of the visible documents among ``idx``, checking the best first.
 
-    The best :data:`PROBE` x ``limit`` documents by (score, position) are checked first: when
-    ``limit`` of them are visible, they are the answer (the visible ones among a prefix of the
-    order are a prefix of the visible order); otherwise every document is checked. Identical
-    to ``select_top(idx[vis], scores[vis], limit)`` with ``vis = visible(idx)``.
+    Identical to ``select_top(idx[vis], scores[vis], limit)`` with ``vis = visible(idx)``; the
+    best are checked first (:func:`_visible_best`).
     """
-    if limit > 0 and len(idx) > PROBE * limit:
-        best, best_scores = select_top(idx, scores, PROBE * limit)
+
+    def top(k: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], int]:
+        best, best_scores = select_top(idx, scores, k if k < len(idx) else 0)
+        return best, best_scores, len(idx)
+
+    return _visible_best(top, len(idx), visible, limit)
+
+
+def _visible_best(
+    top: Callable[[int], tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], int]],
+    most: int,
+    visible: Visible,
+    limit: int,
+) -> Hits:
+    """The best ``limit`` visible matches (all of them for ``limit`` 0), best first.
+
+    ``top(k)``: the best ``min(k, matched)`` matches by (score, position), best first, and how
+    many matched; ``most``: no more than that many can match. The best :data:`PROBE` x ``limit``
+    are checked first: when ``limit`` of them are visible, they are the answer (the visible ones
+    among a prefix of the order are a prefix of the visible order); otherwise every match is
+    checked. The one rule of the numpy and the compiled scans.
+    """
+    probe = min(most, PROBE * limit) if limit > 0 else most
+    best, best_scores, matched = top(probe)
+    if limit > 0 and matched > probe:
         vis = visible(best)
         if vis[:limit].all():
             return best[:limit], best_scores[:limit]
         if np.count_nonzero(vis) >= limit:
             return best[vis][:limit], best_scores[vis][:limit]
-    vis = visible(idx)
-    return select_top(idx[vis], scores[vis], limit)
+        best, best_scores, _ = top(matched)
+    vis = visible(best)
+    best, best_scores = best[vis], best_scores[vis]
+    return (best[:limit], best_scores[:limit]) if limit > 0 else (best, best_scores)
 
 
 def pruned_top(
