@@ -46,16 +46,26 @@ class FactWrites(msgspec.Struct, kw_only=True):
     deduplicated: int = 0
 
 
+def _fact_char(ch: str) -> str:
+    """What a stored fact keeps of ``ch`` (see :func:`sanitise_fact`)."""
+    category = unicodedata.category(ch)
+    if category == "Cf":
+        return ""
+    return " " if category in ("Cc", "Zl", "Zp") else ch
+
+
 def sanitise_fact(fact: ExtractedFact) -> ExtractedFact | None:
     """``fact`` with control characters removed and whitespace collapsed, or ``None``.
 
-    ``None`` when the content is empty or longer than :data:`MAX_CONTENT_CHARS` characters, or
-    is a question (ends in ``?``/``？``). An unknown category becomes ``fact``; an unknown type
-    the category's default (:data:`~shared.extraction.CATEGORY_TYPES`). Pure; never raises.
+    Control characters and line/paragraph separators (``Cc``, ``Zl``, ``Zp``) become a space;
+    format characters (``Cf``: zero-width space and joiners, bidi marks, soft hyphen, BOM) are
+    deleted, as the injected block deletes them (:func:`shared.injection.sanitize_memory_text`),
+    so ``"na\u200bme"`` stays one word. ``None`` when the content is empty or longer than
+    :data:`MAX_CONTENT_CHARS` characters, or is a question (ends in ``?``/``？``). An unknown
+    category becomes ``fact``; an unknown type the category's default
+    (:data:`~shared.extraction.CATEGORY_TYPES`). Pure; never raises.
     """
-    text = "".join(
-        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in fact.content
-    )
+    text = "".join(_fact_char(ch) for ch in fact.content)
     content = " ".join(text.split())
     if not content or len(content) > MAX_CONTENT_CHARS or content.endswith(("?", "？")):
         return None

@@ -293,6 +293,11 @@ def test_sanitise_and_grounding_rules():
     clean = sanitise_fact(fact)
     assert clean is not None
     assert (clean.content, clean.category, clean.type) == ("User prefers Tea", "fact", "factual")
+    # format characters are deleted, not turned into spaces: a word split by one stays one word
+    hidden = replace(fact, content="User's na\u200bme is Bo\u00adb \u202eok\u202c \ufeff!")
+    assert (clean2 := sanitise_fact(hidden)) is not None
+    assert clean2.content == "User's name is Bob ok !"
+    assert sanitise_fact(replace(fact, content="a\u2028b\x00c")).content == "a b c"  # type: ignore[union-attr]
     assert sanitise_fact(replace(fact, content="Does User like tea?")) is None
     assert sanitise_fact(replace(fact, content=" ")) is None
     assert is_grounded("User prefers 绿茶", "我喜欢喝绿茶")
