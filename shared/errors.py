@@ -96,11 +96,21 @@ class UpstreamTimeout(MnemogateError):
 
 
 class ConfigurationError(MnemogateError):
-    """Settings are invalid or inconsistent (raised at start-up, or 400 on a settings update)."""
+    """Settings are invalid or inconsistent (raised at start-up, or 400 on a settings update).
+
+    ``setting``: the field refused, when one is (its message then starts ``setting '<field>'``,
+    which :func:`shared.settings.load_settings` rewrites to name the environment variable).
+    """
 
     status = 400
     type = "invalid_request_error"
     code = "invalid_settings"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, setting: str | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.setting = setting
 
 
 class StoreError(MnemogateError):

@@ -285,6 +285,13 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
         return msgspec.convert(raw, Settings, strict=False)
     except msgspec.ValidationError as exc:
         raise ConfigurationError(_invalid_setting(exc, raw, overrides)) from exc
+    except ConfigurationError as exc:  # a range check: name the variable the value came from
+        field = exc.setting
+        if field is None or field not in raw or field in overrides:
+            raise
+        variable = f"setting {ENV_PREFIX}{field.upper()}"
+        message = exc.message.replace(f"setting '{field}'", variable)
+        raise ConfigurationError(message, setting=field) from exc
 
 
 def _invalid_setting(

@@ -112,16 +112,20 @@ def check_bounds(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return
     if not math.isfinite(value):
-        raise ConfigurationError(f"setting '{name}' must be a finite number, got {value!r}")
+        raise ConfigurationError(
+            f"setting '{name}' must be a finite number, got {value!r}", setting=name
+        )
     low, high = BOUNDS.get(name, (0, math.inf))
     if not low <= value <= high:
         if math.isinf(high):
             raise ConfigurationError(
-                f"setting '{name}' must be >= {number_text(low)}, got {number_text(value)}"
+                f"setting '{name}' must be >= {number_text(low)}, got {number_text(value)}",
+                setting=name,
             )
         raise ConfigurationError(
             f"setting '{name}' must be within {number_text(low)}..{number_text(high)}, "
-            f"got {number_text(value)}"
+            f"got {number_text(value)}",
+            setting=name,
         )
 
 

@@ -150,7 +150,14 @@ def test_out_of_range_or_non_finite_numbers_are_refused_at_start(name, value):
     # refused when the settings load, as the runtime settings API refuses it
     with pytest.raises(ConfigurationError) as exc:
         load_settings({name: value})
-    assert name.removeprefix("MNEMOGATE_").lower() in exc.value.message
+    assert name in exc.value.message  # the variable the value came from, not the field
+
+
+def test_a_range_error_names_the_field_when_the_value_did_not_come_from_the_environment():
+    with pytest.raises(ConfigurationError) as exc:
+        load_settings({}, recall_top_k=0)
+    assert exc.value.message.startswith("setting 'recall_top_k' must be within")
+    assert exc.value.setting == "recall_top_k"
 
 
 def test_range_errors_print_numbers_as_written():
