@@ -3,9 +3,8 @@
 The ``shared.store.memories`` package holds all SQL that writes the ``memories`` table and its
 FTS5 index ``memory_fts``: this module (the request path's reads and the learning writes),
 :mod:`shared.store.memories.admin` (operator listing, edits, bulk delete, export/import, stats)
-and :mod:`shared.store.memories.lifecycle` (sweep, eviction, decay, summaries). The sqlite-vec
-tier (:mod:`shared.store.sqlite_vec`) joins ``memories`` in its KNN query and flags every row for
-re-embedding when it rebuilds its table, inside its own transaction.
+and :mod:`shared.store.memories.lifecycle` (sweep, eviction, decay, summaries). The sqlite-vec tier
+(:mod:`shared.store.sqlite_vec`) joins ``memories`` and flags rows for re-embedding.
 
 Every read path applies the same visibility filter (:func:`visibility_sql`): owner and end-user
 scope, session scope, global memories, expiry and the retention window of typed decay; every
@@ -15,6 +14,7 @@ tier applies the same filters (see "Data model" in ``docs/ARCHITECTURE.md``).
 from __future__ import annotations
 
 import builtins
+import json
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -266,19 +266,26 @@ class MemoryStore:
         return bool(rows and rows[0][0])
 
     async def record_access(self, ids: Sequence[int], now: float) -> None:
-        """Count one injection per occurrence of each rowid in ``ids``.
+        """Count one injection per occurrence of each rowid in ``ids`` (twice listed: twice).
 
-        (a rowid listed twice counts twice); touches only counters, never the FTS index.
+        Touches only counters, never the FTS index; the change feed gets one ``'a'`` row per
+        memory counted, from one set-based statement (migration 0014; a row trigger cost more).
         """
         if not ids:
             return
-        counts = Counter(ids)
+        counts = sorted(Counter(ids).items())
         with store_errors("recording access"):
             async with transaction(self.conn, notify=False):
                 await self.conn.executemany(
                     "UPDATE memories SET access_count = access_count + ?, last_accessed_at = "
                     "MAX(COALESCE(last_accessed_at, 0), ?) WHERE id = ?",
-                    [(n, now, memory_id) for memory_id, n in sorted(counts.items())],
+                    [(n, now, memory_id) for memory_id, n in counts],
+                )
+                await self.conn.execute(
+                    "INSERT INTO memory_changes (memory_id, owner_id, op) "
+                    "SELECT id, owner_id, 'a' FROM memories "
+                    "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                    (json.dumps([memory_id for memory_id, _ in counts]),),
                 )
 
     async def count(self, owner_id: str | None = None) -> int:

@@ -90,6 +90,26 @@ async def test_access_recording_does_not_rewrite_the_fts_index(store):
     assert got[ids[0]].access_count == 20
 
 
+async def test_access_recording_feeds_one_change_per_memory_counted(store):
+    # the recall caches learn new counters from these rows (retention: TTL from the last access)
+    a, _ = await store.writes.upsert(NewMemory(owner_id="o1", content="the red kite"))
+    b, _ = await store.writes.upsert(NewMemory(owner_id="o2", content="the blue heron"))
+    head = (await store.reader.execute_fetchall("SELECT MAX(seq) FROM memory_changes"))[0][0]
+    at = time.time()
+    await store.writes.record_access([b.id, a.id, a.id, 987_654], at)  # unknown id: no row
+    rows = await store.reader.execute_fetchall(
+        "SELECT memory_id, owner_id, op FROM memory_changes WHERE seq > ? ORDER BY seq", (head,)
+    )
+    assert [tuple(r) for r in rows] == [(a.id, "o1", "a"), (b.id, "o2", "a")]
+    got = await store.memories.get_many([a.id, b.id])
+    assert (got[a.id].access_count, got[b.id].access_count) == (2, 1)
+    assert got[a.id].last_accessed_at == at
+    await store.writes.record_access([], at)  # nothing counted, nothing fed
+    assert (await store.reader.execute_fetchall("SELECT MAX(seq) FROM memory_changes"))[0][0] == (
+        head + 2
+    )
+
+
 async def test_list_filters_and_pagination(store):
     for i in range(7):
         await store.writes.upsert(
