@@ -135,7 +135,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: owner above the whole budget is still answered, evicting the others; ~1.5 KB per memory).
     recall_cache_mb: int = 512
     #: A recall probes the change feed first when it was last read longer ago than this (ms;
-    #: sooner whenever another process committed); access counters may lag by this much.
+    #: sooner whenever another process committed); access counters may lag by up to 1 s.
     recall_freshness_ms: int = 200
     injection_strategy: InjectionStrategy = "before_last_user"
     retrieval_strategy: RetrievalStrategy = "hybrid"

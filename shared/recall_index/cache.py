@@ -63,6 +63,16 @@ PRUNE_AGE_S = 3600.0
 """Changes older than this are pruned (a process idle for longer rebuilds its cache)."""
 PRUNE_KEEP = 10_000
 """The newest changes are always kept."""
+ACCESS_LAG_S = 1.0
+"""How late access counters may be seen: the change probe answers (skipping them) while the
+last feed read started less than this ago. Under load a feed read takes several rounds of the
+requests in flight; with the freshness window alone (0.2 s) every request then waited for one
+(0.3-0.6 s at 50 in flight). Counters only extend retention, and the watcher reads them within
+:data:`WATCH_S` of their commit on a quiet loop."""
+TOUCH_INLINE = 256
+"""Access-counter changes a feed read applies itself; more go to the background catch-up."""
+TOUCH_SLICE = 500
+"""Memories whose counters one catch-up step reads and applies (one query, ~2-3 ms of the loop)."""
 
 
 class OwnerCache:
@@ -95,6 +105,9 @@ class OwnerCache:
         self._pruned_at = time.monotonic()
         self._tasks: set[asyncio.Task[object]] = set()
         self._watcher: asyncio.Future[None] | None = None
+        #: Memories with access-counter changes not applied yet, per cached owner.
+        self._touch: defaultdict[str, set[int]] = defaultdict(set)
+        self._toucher: asyncio.Task[object] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -112,10 +125,11 @@ class OwnerCache:
         from the cache at once when the source's change hint is what it was when the last
         completed feed read started (nothing was committed since) and that read started less
         than ``freshness_s`` ago; else when a synchronous probe finds no change after what is
-        applied (access counters aside: they may lag by ``freshness_s``); else read the feed
-        now. A write of this process marks the cache stale, which forces the read. A background
-        watcher reads the feed within :data:`WATCH_S` of the hint moving, so requests rarely
-        wait for a read.
+        applied (access counters aside: they may lag by :data:`ACCESS_LAG_S`) and the last read
+        started less than that ago; else read the feed now. A write of this process marks the
+        cache stale, which forces the read. A background watcher reads the feed within
+        :data:`WATCH_S` of the hint moving, so requests rarely wait for a read; the access
+        counters a read brings are applied by it when few, else in background slices.
 
         Raises:
             StoreError: the feed could not be read.
@@ -127,9 +141,9 @@ class OwnerCache:
             hint = self.source.change_hint()
             # A read in progress has not advanced ``applied`` past what it is applying, so
             # "nothing after applied" means the cache is as fresh as a read started now, but for
-            # access counters, which the probe ignores: they may lag by ``freshness_s`` only, so
-            # the probe answers only while the last read is that recent (the watcher keeps it so).
-            fresh_enough = requested - self.polled_at < self.freshness_s
+            # access counters, which the probe ignores: they may lag by ACCESS_LAG_S only, so the
+            # probe answers only while the last read is that recent (the watcher keeps it so).
+            fresh_enough = requested - self.polled_at < max(self.freshness_s, ACCESS_LAG_S)
             if fresh_enough and self.source.has_changes_after(self.applied) is False:
                 self._hint = hint  # taken before the probe: a later commit moves it again
                 return
@@ -232,11 +246,49 @@ class OwnerCache:
             if index.needs_rebuild():
                 del self.owners[owner_id]
         for owner_id, ids in touched.items():
-            held = self.owners.get(owner_id)
-            if held is None:
-                continue
-            for memory_id, (count, at) in (await self.source.access(sorted(ids))).items():
+            self._touch[owner_id] |= ids
+        await self._apply_touches()
+
+    async def _apply_touches(self) -> None:
+        """Apply pending access counters: a few at once, many in background slices.
+
+        Counters need not be seen at once (:meth:`fresh`), and after a flush of the access
+        batcher a feed read brings thousands: applying them inside the read made every request
+        waiting for it wait 0.1-0.3 s under load, and held the event loop for tens of ms. Called
+        under the feed lock; one catch-up runs at a time and nothing is applied inline while it
+        runs, so counters (read current from the store) never go back.
+        """
+        if not self._touch or (self._toucher is not None and not self._toucher.done()):
+            return
+        if sum(len(ids) for ids in self._touch.values()) <= TOUCH_INLINE:
+            pending, self._touch = self._touch, defaultdict(set)
+            for owner_id, ids in pending.items():
+                await self._touch_slice(owner_id, sorted(ids))
+            return
+        self._toucher = asyncio.ensure_future(self._touch_later())
+        self._tasks.add(self._toucher)
+        self._toucher.add_done_callback(self._tasks.discard)
+
+    async def _touch_slice(self, owner_id: str, ids: list[int]) -> None:
+        """Read ``ids``' current counters and apply them to the owner's index (if still held)."""
+        held = self.owners.get(owner_id)
+        if held is None:
+            return
+        counters = await self.source.access(ids)
+        if self.owners.get(owner_id) is held:  # not reloaded meanwhile (it has newer counters)
+            for memory_id, (count, at) in counters.items():
                 held.touch(memory_id, count, at)
+
+    async def _touch_later(self) -> None:
+        """Drain the pending counters in :data:`TOUCH_SLICE` steps (one query each)."""
+        try:
+            while self._touch:
+                owner_id = next(iter(self._touch))
+                ids = sorted(self._touch.pop(owner_id))
+                for start in range(0, len(ids), TOUCH_SLICE):
+                    await self._touch_slice(owner_id, ids[start : start + TOUCH_SLICE])
+        except Exception:  # counters only: the next access change of a memory brings it again
+            log.warning("applying access counters failed", exc_info=True)
 
     async def owner(self, owner_id: str) -> OwnerIndex:
         """The index of ``owner_id`` (loaded when cold). Call :meth:`fresh` first.

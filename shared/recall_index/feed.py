@@ -19,6 +19,7 @@ import aiosqlite
 
 from shared.store import recall_rows
 from shared.store.commit_hint import CommitHint
+from shared.store.connection import open_probe
 from shared.store.recall_rows import Change, IndexedRow
 
 __all__ = ["RecallSource", "SqliteSource"]
@@ -127,7 +128,7 @@ class SqliteSource:
         if self.path is None:
             return None
         if self._peek is None:
-            self._peek = recall_rows.open_peek(self.path)
+            self._peek = open_probe(self.path)
         return recall_rows.has_changes_after(self._peek, after)
 
     async def head(self) -> int:

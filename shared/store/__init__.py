@@ -72,7 +72,8 @@ class Store:
         return cls(path, writer, reader)
 
     async def close(self) -> None:
-        """Close both connections."""
+        """Close both connections (and the key lookups' probe)."""
+        self.keys.close()
         if self.reader is not self.writer:
             await self.reader.close()
         await self.writer.close()

@@ -7,11 +7,15 @@ random tokens (unlike passwords, they cannot be brute-forced from the hash).
 Authentication remembers its answers per process (:class:`_AuthCache`): an answer is reused only
 while nothing was committed to the database since it was read (its commit hint,
 :class:`shared.store.commit_hint.CommitHint`, is unchanged) and for at most :data:`AUTH_CACHE_S`;
-a revoke or update through this store forgets every answer at once.
+a revoke or update through this store forgets every answer at once. An answer read again (the
+database changed: under load, every second) is read synchronously on a read-only connection
+(:func:`shared.store.connection.open_probe`): one indexed lookup, instead of a round trip
+through the reader's thread that every request in flight would wait for.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import secrets
 import time
@@ -20,10 +24,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
+import sqlean
 
+from shared.errors import StoreError
 from shared.models import ApiKey
 from shared.store.commit_hint import CommitHint
-from shared.store.connection import store_errors, transaction
+from shared.store.connection import open_probe, store_errors, transaction
 
 SECRET_PREFIX = "mg-"
 KEY_COLUMNS = (
@@ -37,6 +43,7 @@ UPDATABLE = ("recall_enabled", "learn_enabled", "max_memories", "max_bytes")
 AUTH_CACHE_S = 1.0
 #: Distinct secrets remembered per process (least recently used first out; ~0.5 KB each).
 AUTH_CACHE_SIZE = 1024
+_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL"
 
 
 def _bool(value: Any) -> bool | None:
@@ -114,6 +121,10 @@ class _AuthCache:
         """Forget every answer (a key changed through this process)."""
         self._answers.clear()
 
+    def close(self) -> None:
+        """Close the commit hint's file (reopened on the next :meth:`hint`)."""
+        self._commits.close()
+
 
 class ApiKeyStore:
     """Async access to ``api_keys``.
@@ -132,6 +143,7 @@ class ApiKeyStore:
         self.conn = conn
         self.reader = reader or conn
         self._auth = _AuthCache(path)
+        self._probe: sqlean.Connection | None = None
 
     async def create(self, name: str, now: float | None = None) -> tuple[ApiKey, str]:
         """Create a key named ``name``; returns (record, secret). The secret is not stored."""
@@ -225,13 +237,33 @@ class ApiKeyStore:
         if known:
             return key
         hint, read_at = self._auth.hint(), time.monotonic()  # before the read: later commits count
-        with store_errors("authenticating"):
-            _rows = list(
-                await self.reader.execute_fetchall(
-                    f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
-                    (digest,),
-                )
-            )
+        _rows = self._probed(digest)
+        if _rows is None:
+            with store_errors("authenticating"):
+                _rows = list(await self.reader.execute_fetchall(_BY_HASH, (digest,)))
         key = row_to_key(_rows[0]) if _rows else None
         self._auth.put(digest, key, hint, read_at)
         return key
+
+    def _probed(self, digest: str) -> builtins.list[Any] | None:
+        """The rows of ``digest``'s active key read on the probe connection; None = read async.
+
+        None for a database without a file (``:memory:``: no second connection) or when the
+        probe fails (the reader's read then answers, or raises).
+        """
+        path = self._auth.path
+        if path is None or path == ":memory:":
+            return None
+        try:
+            if self._probe is None:
+                self._probe = open_probe(path)
+            return list(self._probe.execute(_BY_HASH, (digest,)).fetchall())
+        except (StoreError, sqlean.Error):
+            return None
+
+    def close(self) -> None:
+        """Close the probe connection and the commit hint's file (both reopen on use)."""
+        if self._probe is not None:
+            self._probe.close()
+            self._probe = None
+        self._auth.close()

@@ -74,6 +74,25 @@ def store_errors(action: str) -> Iterator[None]:
         raise StoreError(f"store failed while {action}: {exc}") from exc
 
 
+def open_probe(path: str) -> sqlean.Connection:
+    """A read-only, autocommit connection to ``path`` used synchronously on the event loop.
+
+    For indexed point reads on the request path (the change-feed probe, an api key lookup):
+    tens of microseconds, far less than a round trip through a connection thread on a busy
+    loop (each such hop waits for a whole round of the requests in flight). WAL readers do not
+    wait for writers; ``busy_timeout`` bounds the rare wait (WAL recovery) to 100 ms.
+
+    Raises:
+        StoreError: the database could not be opened.
+    """
+    with store_errors("opening a read-only probe"):
+        conn = sqlean.connect(
+            f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
+        conn.execute("PRAGMA busy_timeout = 100")
+    return conn
+
+
 async def open_connection(path: str) -> aiosqlite.Connection:
     """Open (creating if needed) the database at ``path`` with sqlite-vec loaded.
 

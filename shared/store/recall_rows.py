@@ -14,7 +14,6 @@ from typing import Any
 
 import aiosqlite
 import msgspec
-import sqlean
 
 from shared.models import Memory
 from shared.store.connection import store_errors, transaction
@@ -72,23 +71,6 @@ async def feed_tail(conn: aiosqlite.Connection) -> int:
     with store_errors("reading the change feed tail"):
         rows = list(await conn.execute_fetchall("SELECT COALESCE(MIN(seq), 0) FROM memory_changes"))
     return int(rows[0][0]) if rows else 0
-
-
-def open_peek(path: str) -> Any:
-    """A read-only, autocommit ``sqlean`` connection to ``path`` for :func:`has_changes_after`.
-
-    Used synchronously on the event loop: one indexed probe of the feed's b-tree end costs tens
-    of microseconds, far less than a round trip through a connection thread on a busy loop.
-
-    Raises:
-        StoreError: the database could not be opened.
-    """
-    with store_errors("opening the change-feed probe"):
-        conn = sqlean.connect(
-            f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
-        )
-        conn.execute("PRAGMA busy_timeout = 100")
-    return conn
 
 
 def has_changes_after(conn: Any, after: int) -> bool:

@@ -77,10 +77,10 @@ async def test_a_write_of_another_connection_is_seen_by_the_next_recall(tmp_path
         await store.close()
 
 
-async def test_access_counters_lag_by_the_freshness_window_at_most(tmp_path: Path) -> None:
+async def test_access_counters_are_seen_without_a_content_change(tmp_path: Path) -> None:
     # an access refreshes an old episodic memory's retention; the cheap probe of the feed skips
-    # access-counter changes, so without a bound they lagged until the next content change
-    # (or the watcher's next read): with a freshness window of 0 they must be seen at once
+    # access-counter changes, so without the watcher's reads (and the probe's age bound,
+    # ACCESS_LAG_S) they lagged until the next content change: here no content ever changes
     now, day = 1_700_000_000.0, 86_400.0
     keep = Retention(ttl_s={"episodic": 10 * day}, access_immunity=5)
     path = str(tmp_path / "a.db")
@@ -92,6 +92,13 @@ async def test_access_counters_lag_by_the_freshness_window_at_most(tmp_path: Pat
         search = KeywordSearch(scope=SCOPE, query="quokka", limit=10, now=now, retention=keep)
         return {m.content for m, _ in await index.search(search)}
 
+    async def seen_soon() -> set[str]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30  # generous: the watcher reads within ms of the commit
+        while (found := await visible()) == set() and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        return found
+
     try:
         old, _ = await store.writes.upsert(
             NewMemory(owner_id="o1", content="quokka island trip", type="episodic"),
@@ -99,10 +106,39 @@ async def test_access_counters_lag_by_the_freshness_window_at_most(tmp_path: Pat
         )
         assert await visible() == set()  # past its TTL, never accessed
         await index.cache.settle()
-        for _ in range(5):
-            # blocks this loop: the watcher cannot read the feed before the recall
-            other.call(other.store.memories.record_access([old.id], now))
-            assert await visible() == {"quokka island trip"}
+        # blocks this loop: the watcher cannot read the feed before the first recall
+        other.call(other.store.memories.record_access([old.id], now))
+        assert await seen_soon() == {"quokka island trip"}
+    finally:
+        other.close()
+        await index.close()
+        await store.close()
+
+
+async def test_a_large_access_batch_reaches_every_memory(tmp_path: Path) -> None:
+    # more access changes than a feed read applies itself (TOUCH_INLINE): they are applied in
+    # background slices (TOUCH_SLICE), and every one of them still arrives
+    now, day = 1_700_000_000.0, 86_400.0
+    keep = Retention(ttl_s={"episodic": 10 * day}, access_immunity=5)
+    path = str(tmp_path / "b.db")
+    store = await Store.open(path)
+    index = build_keyword_index(load_settings({}, db_path=path, recall_freshness_ms=0), store)
+    other = OtherConnection(path)
+    items = [
+        NewMemory(owner_id="o1", content=f"quokka note {n}", type="episodic") for n in range(1200)
+    ]
+    search = KeywordSearch(scope=SCOPE, query="quokka", limit=2000, now=now, retention=keep)
+    try:
+        written = await store.writes.upsert_many(items, now=now - 20 * day)
+        assert await index.search(search) == []  # all past their TTL
+        await index.cache.settle()
+        other.call(other.store.memories.record_access([m.id for m, _ in written], now))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while len(found := await index.search(search)) < len(items) and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        assert {m.content for m, _ in found} == {i.content for i in items}
+        assert all(m.access_count == 1 for m, _ in found)  # the records' counters too
     finally:
         other.close()
         await index.close()
