@@ -71,6 +71,18 @@ class PayloadTooLarge(MnemogateError):
     code = "payload_too_large"
 
 
+class UnsupportedMediaType(MnemogateError):
+    """The request body is in a content coding the gateway does not read (HTTP 415).
+
+    RFC 9110 §15.5.16: "the origin server is refusing to service the request because the content
+    is in a format not supported"; a compressed (``Content-Encoding``) body is one.
+    """
+
+    status = 415
+    type = "invalid_request_error"
+    code = "unsupported_content_encoding"
+
+
 class RequestTimeout(MnemogateError):
     """The request body did not arrive within ``body_read_timeout_s`` (HTTP 408)."""
 

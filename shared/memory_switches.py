@@ -6,7 +6,8 @@ level     where it is set                                             values
 request   headers ``x-mnemogate-no-memory`` (and the drop-in           truthy ``1/true/yes/on``
           ``x-omniroute-no-memory``) for both, ``x-mnemogate-no-      → off, falsy
           recall``, ``x-mnemogate-no-learn`` (each overrides           ``0/false/no/off`` → on,
-          no-memory for its own switch)                                absent → not set
+          no-memory for its own switch)                                absent → not set,
+                                                                       other → 400
 key       the API key (``mnemogate keys update ID --recall off``,      on / off / inherit
           ``PATCH /api/keys/{id}``)
 provider  providers file ``memory = "off" | "recall" | "learn" |      absent → not set
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from shared.errors import InvalidRequest
 from shared.settings import ProviderMemory, Settings
 
 TRUTHY = frozenset({"1", "true", "yes", "on"})
@@ -54,8 +56,13 @@ class Switches(msgspec.Struct, frozen=True, kw_only=True):
 def _flag(headers: Mapping[str, str], names: tuple[str, ...]) -> bool | None:
     """Read no-… headers as a disable flag.
 
-    The "no-…" header ``names`` read as a *disable* flag: True (set truthy), False (set falsy), None
-    (absent or unrecognised).
+    The "no-…" header ``names`` read as a *disable* flag: True (set truthy), False (set falsy),
+    None (absent or empty). A privacy control must not fail open on a typo, so any other value
+    is refused.
+
+    Raises:
+        InvalidRequest: a value outside :data:`TRUTHY` and :data:`FALSY` (HTTP 400,
+            ``code="invalid_header"``).
     """
     for name in names:
         value = headers.get(name)
@@ -66,11 +73,20 @@ def _flag(headers: Mapping[str, str], names: tuple[str, ...]) -> bool | None:
             return True
         if word in FALSY:
             return False
+        raise InvalidRequest(
+            f"header {name} must be one of {'/'.join(sorted(TRUTHY))} (memory off) or "
+            f"{'/'.join(sorted(FALSY))} (memory on), got {value.strip()[:40]!r}",
+            code="invalid_header",
+        )
     return None
 
 
 def request_switch(headers: Mapping[str, str]) -> Switch:
-    """The request level from ``headers`` (lower-case names, as Starlette gives them)."""
+    """The request level from ``headers`` (lower-case names, as Starlette gives them).
+
+    Raises:
+        InvalidRequest: a switch header with a value that is neither truthy nor falsy.
+    """
     no_memory = _flag(headers, NO_MEMORY_HEADERS)
     no_recall = _flag(headers, NO_RECALL_HEADERS)
     no_learn = _flag(headers, NO_LEARN_HEADERS)

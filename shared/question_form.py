@@ -20,7 +20,9 @@ __all__ = [
 
 #: One sentence: split after ``. ! ? 。！？`` (closing quotes and brackets kept) and at newlines.
 SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*[\"')\]]*")
-_QUESTION_END_RE = re.compile(r"[?？][\s\"')\]]*$")
+_QUESTION_END_RE = re.compile(r"[?？][?？!！\s\"')\]]*$")  # "called?", "called?!", "name??"
+#: A question this short asks even with a first-person word: "my dog's name?", "my birthday?".
+FRAGMENT_WORDS = 3
 # A clause in which the user states something about themselves ("I moved to Berlin, any tips?").
 _FIRST_PERSON_CLAUSE_RE = re.compile(
     r"(?:^|[,;:]\s*|\b(?:and|but|so|because)\s+)(?:I|I'm|Im|I've|I'll|I'd|my|we|we're|we've|our)\b",
@@ -30,6 +32,10 @@ _FIRST_PERSON_CLAUSE_RE = re.compile(
 _REQUEST_RE = re.compile(
     r"^\W*(?:please\b|(?:can|could|would|will)\s+you\b|help\s+me\b|let\s+me\s+know\b|"
     r"(?:tell|show|give|send|teach|remind)\s+me\b|"
+    # indirect questions: "I wonder what my dog is called", "do you know where I parked"
+    r"i\s+(?:wonder|was\s+wondering)\s+(?:what|where|when|who|whom|whose|which|why|how|if|"
+    r"whether)\b|i'?d\s+like\s+to\s+know\b|do\s+you\s+(?:know|remember)\s+(?:what|where|when|"
+    r"who|whom|whose|which|why|how|if|whether)\b|"
     r"(?:write|explain|summari[sz]e|translate|list|describe|generate|create|draft|rewrite|"
     r"refactor|debug|fix|compare|suggest|recommend|find|calculate|convert|review|outline|define|"
     r"brainstorm|compose|proofread|paraphrase|continue|elaborate|implement|solve)\b)",
@@ -72,13 +78,18 @@ _UNPUNCTUATED_RE = re.compile(r"[^.!?。！？\s]\s*$")
 def is_question_sentence(sentence: str) -> bool:
     """A question that states nothing about the user in a clause of its own.
 
-    It ends in ``?``, or it has no closing punctuation and is worded as a question
-    (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog").
+    It ends in ``?`` (``?!`` and ``??`` too), or it has no closing punctuation and is worded as
+    a question (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog"). A
+    marked question of at most :data:`FRAGMENT_WORDS` words asks whatever its words
+    ("my dog's name?").
     """
-    if not _QUESTION_END_RE.search(sentence) and not (
+    marked = _QUESTION_END_RE.search(sentence) is not None
+    if not marked and not (
         _UNPUNCTUATED_RE.search(sentence) and _UNMARKED_QUESTION_RE.match(sentence)
     ):
         return False
+    if marked and len(sentence.split()) <= FRAGMENT_WORDS:
+        return True
     return not _FIRST_PERSON_CLAUSE_RE.search(sentence)
 
 

@@ -4,8 +4,9 @@ Client → upstream: every header is forwarded except hop-by-hop ones (RFC 9110 
 ``Connection`` and the names it lists, ``Keep-Alive``, ``Proxy-*``, ``TE``, ``Trailer``,
 ``Transfer-Encoding``, ``Upgrade``), the client's credentials (``Authorization``, ``x-api-key``,
 ``api-key``: replaced by the provider's own key), cookies, ``Host``/``Content-Length`` (set for
-the new connection and body), ``Expect``, the gateway's own ``x-mnemogate-*``/``x-omniroute-*``
-headers and the names in ``Settings.strip_headers``. ``Accept-Encoding`` becomes ``identity`` so
+the new connection and body), ``Expect``, ``Content-Encoding`` (bodies are read uncoded,
+:mod:`services.gateway.body`), the gateway's own ``x-mnemogate-*``/``x-omniroute-*`` headers and
+the names in ``Settings.strip_headers``. ``Accept-Encoding`` becomes ``identity`` so
 the bytes the gateway reads (to learn from the answer) are the bytes it relays.
 
 Upstream → client: every header is passed back (``retry-after``, ``x-ratelimit-*``,
@@ -44,6 +45,7 @@ REQUEST_DROPPED = frozenset(
         "host",
         "content-length",
         "accept-encoding",
+        "content-encoding",
         "expect",
         "authorization",
         "x-api-key",

@@ -45,6 +45,14 @@ from shared.recall_index.analysis import query_tokens
         "how old am I",
         "what time is it",
         "Have you been to Rome",
+        # other closing marks, short fragments and indirect questions
+        "What is my dog called?!",
+        "whats my dogs name??",
+        "my dog's name?",
+        "I wonder what my dog is called",
+        "I was wondering whether my flight is on Monday.",
+        "do you know where I parked my car",
+        "Do you remember what my dog is called?",
     ],
 )
 def test_only_asking_is_a_question_or_request(text):
@@ -74,6 +82,8 @@ def test_only_asking_is_a_question_or_request(text):
         "What she told me is that I am adopted",
         "Which is why I sold my Volvo",
         "Did you know I speak five languages",
+        "I wonder. My dog is called Rex",
+        "My dog is called Rex, any name ideas for a second dog?",
         "When it is cold I stay in",
         # notes to remember, worded as requests or questions, carry the fact
         "Please note that I am allergic to peanuts",

@@ -4,13 +4,17 @@ completes gets a 408 in the route's error shape once ``body_read_timeout_s`` has
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import socket
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
+
+from tests.waiting import READY_TIMEOUT_S
 
 PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/embeddings"]
 QUIET = "client disconnected while sending the body of"
@@ -98,3 +102,78 @@ def test_body_read_timeout_must_be_positive():
 
     with pytest.raises(ConfigurationError):
         load_settings({}, body_read_timeout_s=0)
+
+
+BODIES = {
+    "/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    "/v1/responses": {"model": "m", "input": "hi"},
+    "/v1/messages": {
+        "model": "claude/c",
+        "max_tokens": 8,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+    "/v1/embeddings": {"model": "m", "input": "hi"},
+}
+
+
+def error_of(resp: httpx.Response, path: str) -> dict[str, str]:
+    body = resp.json()
+    if path == "/v1/messages":
+        assert body["type"] == "error"
+    return body["error"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_compressed_body_is_a_415_and_never_forwarded(formats_gateway, upstream, path):
+    # the coding's name must not travel upstream with a body the gateway re-encoded
+    gw = formats_gateway()
+    _, secret = gw.create_key()
+    before = len(upstream.requests)
+    raw = json.dumps(BODIES[path]).encode()
+    for coding, data in (("gzip", gzip.compress(raw)), ("gzip", raw), ("br", raw)):
+        resp = httpx.post(
+            gw.base_url + path,
+            content=data,
+            headers={
+                "authorization": f"Bearer {secret}",
+                "content-type": "application/json",
+                "content-encoding": coding,
+            },
+            timeout=READY_TIMEOUT_S,
+        )
+        assert resp.status_code == 415, resp.text
+        assert "content-encoding" in error_of(resp, path)["message"]
+    assert len(upstream.requests) == before
+    ok = httpx.post(
+        gw.base_url + path,
+        content=raw,
+        headers={"authorization": f"Bearer {secret}", "content-encoding": "identity"},
+        timeout=READY_TIMEOUT_S,
+    )
+    assert ok.status_code == 200, ok.text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_invalid_utf8_anywhere_in_the_body_is_a_400(formats_gateway, upstream, path):
+    # also in a field the gateway passes through without reading it
+    gw = formats_gateway()
+    _, secret = gw.create_key()
+    before = len(upstream.requests)
+    raw = json.dumps({**BODIES[path], "x_extra": "@"}).encode().replace(b"@", b"\xff\xfe")
+    resp = httpx.post(
+        gw.base_url + path,
+        content=raw,
+        headers={"authorization": f"Bearer {secret}", "content-type": "application/json"},
+        timeout=READY_TIMEOUT_S,
+    )
+    assert resp.status_code == 400, resp.text
+    assert "UTF-8" in error_of(resp, path)["message"]
+    assert len(upstream.requests) == before
+    fine = json.dumps({**BODIES[path], "x_extra": "naïve ☕"}, ensure_ascii=False).encode()
+    resp = httpx.post(
+        gw.base_url + path,
+        content=fine,
+        headers={"authorization": f"Bearer {secret}", "content-type": "application/json"},
+        timeout=READY_TIMEOUT_S,
+    )
+    assert resp.status_code == 200, resp.text

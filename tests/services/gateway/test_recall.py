@@ -313,6 +313,25 @@ def test_injected_memories_are_counted_as_accessed(gateway, upstream, key):
     gateway.wait_for_memories(accessed, owner_id=key_id)
 
 
+@pytest.mark.parametrize("value", ["maybe", "tru", "\xff", "off please"])
+def test_an_unknown_memory_switch_value_is_refused_not_ignored(gateway, upstream, key, value):
+    # a typo in a privacy control must not leave memory on: 400, nothing sent upstream
+    key_id, secret = key
+    seed(gateway, key_id, "User prefers TypeScript")
+    before = len(upstream.requests)
+    for name in ("x-mnemogate-no-memory", "x-omniroute-no-memory", "x-mnemogate-no-learn"):
+        resp = httpx.post(
+            gateway.base_url + CHAT,
+            json={"model": "m", "messages": [{"role": "user", "content": "Which language?"}]},
+            headers={"authorization": f"Bearer {secret}", name: value.encode("latin-1")},
+            timeout=READY_TIMEOUT_S,
+        )
+        assert resp.status_code == 400, resp.text
+        error = resp.json()["error"]
+        assert error["code"] == "invalid_header" and name in error["message"]
+    assert len(upstream.requests) == before
+
+
 def test_sensitive_memory_is_never_injected_verbatim(gateway, upstream, key):
     key_id, secret = key
     seed(gateway, key_id, "User's deploy key is sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123 for deploy")

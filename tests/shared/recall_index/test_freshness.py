@@ -93,11 +93,11 @@ async def test_access_counters_are_seen_without_a_content_change(tmp_path: Path)
         return {m.content for m, _ in await index.search(search)}
 
     async def seen_soon() -> set[str]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 30  # generous: the watcher reads within ms of the commit
-        while (found := await visible()) == set() and loop.time() < deadline:
+        for _ in range(3000):  # 30 s at least: the watcher reads within ms of the commit
+            if found := await visible():
+                return found
             await asyncio.sleep(0.01)
-        return found
+        return set()
 
     try:
         old, _ = await store.writes.upsert(
@@ -133,9 +133,9 @@ async def test_a_large_access_batch_reaches_every_memory(tmp_path: Path) -> None
         assert await index.search(search) == []  # all past their TTL
         await index.cache.settle()
         other.call(other.store.memories.record_access([m.id for m, _ in written], now))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while len(found := await index.search(search)) < len(items) and loop.time() < deadline:
+        for _ in range(6000):  # 60 s at least
+            if len(found := await index.search(search)) == len(items):
+                break
             await asyncio.sleep(0.01)
         assert {m.content for m, _ in found} == {i.content for i in items}
         assert all(m.access_count == 1 for m, _ in found)  # the records' counters too
