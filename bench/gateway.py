@@ -209,7 +209,6 @@ def gateway_env(name: str, db: Path, upstream: str) -> dict[str, str]:
         "MNEMOGATE_DB_PATH": str(db),
         "MNEMOGATE_UPSTREAM_BASE_URL": upstream,
         "MNEMOGATE_UPSTREAM_API_KEY": "sk-bench",
-        "MNEMOGATE_LOG_LEVEL": "WARNING",
     }
 
 

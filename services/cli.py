@@ -20,7 +20,8 @@ from shared.control_api import key_view
 from shared.errors import MnemogateError
 from shared.jobs.queue import resolve_queue_name
 from shared.logs import configure_logging
-from shared.settings import Settings, load_settings
+from shared.settings import ENV_PREFIX, Settings, load_providers, load_settings, settings_fields
+from shared.settings_checks import BOUNDS, unknown_variables
 from shared.store import Store
 from shared.store.connection import migrate, open_connection
 
@@ -30,12 +31,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the HTTP gateway")
     serve.add_argument("--host", default=None)
-    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--port", type=_port, default=None)
     worker = sub.add_parser("worker", help="run an arq worker (needs MNEMOGATE_REDIS_URL)")
     worker.add_argument("--burst", action="store_true", help="drain the queue, then exit")
     worker.add_argument(
         "--metrics-port",
-        type=int,
+        type=_port,
         default=None,
         metavar="N",
         help="serve the worker's Prometheus metrics on MNEMOGATE_HOST:N/metrics",
@@ -67,6 +68,18 @@ async def _migrate(settings: Settings) -> int:
         await conn.close()
     print("applied: " + ", ".join(applied) if applied else "database is up to date")
     return 0
+
+
+def _port(text: str) -> int:
+    """A TCP port 1-65535 (``--port``, ``--metrics-port``); anything else is a usage error."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    low, high = BOUNDS["port"]
+    if not low <= port <= high:
+        raise argparse.ArgumentTypeError(f"a port must be within {low:g}..{high:g}, got {port}")
+    return port
 
 
 def _key_name(text: str) -> str:
@@ -115,6 +128,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     port = args.port or settings.port
     # the flags win over the environment, and /api/settings shows what is actually served
     settings = msgspec.structs.replace(settings, host=host, port=port)
+    # refused here as "error: ..." (exit 1), not as a traceback of the server's start-up
+    load_providers(settings)
+    asyncio.run(_migrate_and_identify(settings))
     # log_config=None: uvicorn's loggers go through the root handler (text or JSON lines)
     uvicorn.run(
         create_app(settings),
@@ -269,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings()
         configure_logging(settings.log_format)
+        for line in unknown_variables(os.environ, settings_fields(), ENV_PREFIX):
+            logging.getLogger("mnemogate").warning("%s", line)
         return command(settings, args)
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

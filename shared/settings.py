@@ -349,18 +349,25 @@ def load_providers(
     its ``kind`` preset fills the keys it does not set (:mod:`shared.provider_kinds`).
 
     Raises:
-        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds; or a
-            base URL's host is refused by the outbound policy (cloud metadata, link-local, ...:
-            :func:`shared.outbound_policy.blocked_host_reason`).
+        ConfigurationError: the file is missing, unparsable, has unknown fields or kinds; a base
+            URL is not http(s) with a host; or its host is refused by the outbound policy
+            (cloud metadata, link-local, ...: :func:`shared.outbound_policy.blocked_host_reason`).
     """
     env = os.environ if environ is None else environ
     providers = {"default": default_provider(settings)}
     if settings.providers_file:
         providers.update(_file_providers(Path(settings.providers_file), env))
     for provider in providers.values():
-        reason = blocked_host_reason(urlsplit(provider.base_url).hostname or "")
-        if reason is not None and reason != "no host":
-            raise ConfigurationError(f"provider {provider.name!r}: base URL points at {reason}")
+        named = "MNEMOGATE_UPSTREAM_BASE_URL" if provider.name == "default" else "base URL"
+        where = f"provider {provider.name!r}: {named}"
+        parts = urlsplit(provider.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigurationError(
+                f"{where} must be an http:// or https:// URL with a host, got {provider.base_url!r}"
+            )
+        reason = blocked_host_reason(parts.hostname)
+        if reason is not None:
+            raise ConfigurationError(f"{where} points at {reason}")
     return providers
 
 

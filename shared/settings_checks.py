@@ -5,7 +5,9 @@ Kept apart from the struct so ``shared/settings.py`` stays one concept: the fiel
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from shared.errors import ConfigurationError
@@ -18,6 +20,7 @@ __all__ = [
     "MAX_RECALL_TOKENS",
     "check_bounds",
     "check_numbers",
+    "unknown_variables",
 ]
 
 #: Largest memory block, in tokens (also the search-preview budget bound).
@@ -90,6 +93,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "settings_refresh_s": (0, 3600),
     "http_timeout_s": (0.001, 3600),
     "http_connect_timeout_s": (0.001, 600),
+    "port": (1, 65_535),
 }
 
 EXACT_INTEGERS = 2**53
@@ -133,3 +137,37 @@ def check_numbers(settings: object) -> None:
     """:func:`check_bounds` on every field of ``settings`` (a msgspec struct)."""
     for name in getattr(type(settings), "__struct_fields__", ()):
         check_bounds(name, getattr(settings, name))
+
+
+#: Variables with the settings' prefix that are not settings: the README's client key, the
+#: vector kernel's switch, the test suite's and the benchmarks' own.
+OTHER_VARIABLES = frozenset(
+    {
+        "MNEMOGATE_KEY",
+        "MNEMOGATE_VECSCAN_NO_AVX2",
+        "MNEMOGATE_CHROMIUM",
+        "MNEMOGATE_DOCS_SCREENSHOTS",
+        "MNEMOGATE_LOCOMO",
+    }
+)
+OTHER_PREFIXES = ("MNEMOGATE_TEST_", "MNEMOGATE_BENCH_")
+
+
+def unknown_variables(environ: Mapping[str, str], fields: Iterable[str], prefix: str) -> list[str]:
+    """One line per ``prefix`` variable of ``environ`` that names no setting (sorted).
+
+    A typo (``MNEMOGATE_RECAL_TOP_K``) is otherwise ignored without a word; each line names the
+    closest setting variable when one is close (:func:`difflib.get_close_matches`, cutoff 0.8).
+    Variables of :data:`OTHER_VARIABLES` and :data:`OTHER_PREFIXES` are not reported. Pure.
+    """
+    known = {prefix + name.upper() for name in fields}
+    lines = []
+    for name in sorted(environ):
+        if not name.startswith(prefix) or name in known or name in OTHER_VARIABLES:
+            continue
+        if name.startswith(OTHER_PREFIXES):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        lines.append(f"{name} is not a setting and is ignored{hint}")
+    return lines

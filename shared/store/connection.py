@@ -102,8 +102,11 @@ async def open_connection(path: str) -> aiosqlite.Connection:
         StoreError: the file cannot be opened or the extension cannot be loaded.
     """
     if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with store_errors("opening the database"):
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the database's directory for {path}: {exc}") from exc
+    with store_errors(f"opening the database {path}"):
         conn = aiosqlite.Connection(lambda: _connect(path), iter_chunk_size=64)
         await conn
     conn.row_factory = sqlean.Row
