@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -52,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep = sub.add_parser("sweep", help="delete expired and decayed memories, enforce capacity")
     sweep.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
     summarize = sub.add_parser("summarize", help="condense old episodic memories into summaries")
-    summarize.add_argument("--older-than-days", type=float, required=True, metavar="N")
+    summarize.add_argument("--older-than-days", type=_positive_days, required=True, metavar="N")
     summarize.add_argument("--owner", default=None, metavar="ID", help="only this owner")
     summarize.add_argument("--dry-run", action="store_true", help="show summaries, change nothing")
     cli_vectors.add_parsers(sub)
@@ -80,6 +81,17 @@ def _port(text: str) -> int:
     if not low <= port <= high:
         raise argparse.ArgumentTypeError(f"a port must be within {low:g}..{high:g}, got {port}")
     return port
+
+
+def _positive_days(text: str) -> float:
+    """``--older-than-days``: a finite number of days > 0, as the REST API requires."""
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
+    if not (days > 0 and math.isfinite(days)):
+        raise argparse.ArgumentTypeError(f"the age must be a number of days > 0, got {text}")
+    return days
 
 
 def _key_name(text: str) -> str:

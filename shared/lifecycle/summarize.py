@@ -18,7 +18,8 @@ Extractive method (no LLM, language-neutral), SumBasic (Nenkova & Vanderwende 20
 of Frequency on Summarization", MSR-TR-2005-101):
 
 1. split each memory into sentences at ``. ! ?`` followed by whitespace, at ``。！？`` and at
-   line breaks ("Next.js" stays whole); drop exact duplicates (case/space/punctuation-folded);
+   line breaks ("Next.js" stays whole); drop exact duplicates (case/space/punctuation-folded)
+   and questions;
 2. terms = case-folded letter/digit runs; CJK runs become character bigrams (the FTS index rule);
 3. p(term) = term count / all term counts over the chunk;
 4. repeatedly pick the sentence with the highest mean p over its distinct terms (ties: earlier
@@ -46,6 +47,7 @@ from shared.fts_query import cjk_bigrams
 from shared.lifecycle.decay import DAY_S, LifecycleRow, eviction_reason
 from shared.lifecycle.sweep import OnDeleted
 from shared.models import NewMemory
+from shared.question_form import is_question_sentence
 from shared.ranking import estimate_tokens
 from shared.retrieval import retention_of
 from shared.settings import Settings
@@ -139,7 +141,9 @@ def extract_summary(sentences: Sequence[str], max_sentences: int) -> list[int]:
 
     ``sentences`` in chronological order; duplicates (folded text) and near-duplicates (term-set
     Jaccard >= 0.7 with a picked sentence) are never picked twice. Sentences without terms
-    (pure punctuation/emoji) are ignored. Pure and deterministic.
+    (pure punctuation/emoji) and questions (:func:`shared.question_form.is_question_sentence`:
+    they state nothing, and SumBasic favoured them, since a question repeats the words of its
+    answer) are ignored. Pure and deterministic.
     """
     seen: set[str] = set()
     candidates: list[tuple[int, set[str]]] = []
@@ -147,7 +151,7 @@ def extract_summary(sentences: Sequence[str], max_sentences: int) -> list[int]:
     for i, s in enumerate(sentences):
         folded = _fold(s)
         ts = terms(s)
-        if not folded or not ts or folded in seen:
+        if not folded or not ts or folded in seen or is_question_sentence(s):
             continue
         seen.add(folded)
         counts.update(ts)

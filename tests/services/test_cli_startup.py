@@ -41,3 +41,10 @@ def test_a_misspelt_variable_is_reported_with_the_setting_it_resembles(tmp_path)
         "(did you mean MNEMOGATE_RECALL_TOP_K?)" in made.stderr
     )
     assert "MNEMOGATE_TOTALLY_UNKNOWN is not a setting and is ignored\n" in made.stderr + "\n"
+
+
+def test_summarize_refuses_an_age_the_api_refuses(tmp_path) -> None:
+    for age in ("0", "-1", "nan", "inf", "soon"):
+        made = cli(str(tmp_path / "s.db"), "summarize", "--older-than-days", age, "--dry-run")
+        assert made.returncode == 2, (age, made.stderr)
+        assert "--older-than-days" in made.stderr

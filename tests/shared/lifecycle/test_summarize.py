@@ -53,6 +53,13 @@ def test_extract_prefers_central_sentences_and_dedupes() -> None:
     assert 3 not in chosen and 1 not in chosen and len(chosen) == 2
 
 
+def test_questions_are_never_picked_over_the_statement_they_repeat() -> None:
+    # a question repeats its answer's words, so SumBasic used to keep it and drop the answer
+    sentences = ["What is my city?", "What is my city again?", "I live in Istanbul, my city."]
+    assert extract_summary(sentences, 1) == [2]
+    assert extract_summary(["What is my city?", "Where do I work?"], 2) == []
+
+
 @pytest.mark.parametrize(("n", "k"), [(0, 0), (1, 1), (3, 1), (4, 2), (30, 8), (300, 8)])
 def test_sentence_budget(n: int, k: int) -> None:
     assert summary_sentence_budget(n) == k
