@@ -123,6 +123,13 @@ def error_of(resp: httpx.Response, path: str) -> dict[str, str]:
     return body["error"]
 
 
+def post(gw, secret: str, path: str, content: bytes, coding: str | None = None) -> httpx.Response:
+    headers = {"authorization": f"Bearer {secret}", "content-type": "application/json"}
+    if coding is not None:
+        headers["content-encoding"] = coding
+    return httpx.post(gw.base_url + path, content=content, headers=headers, timeout=READY_TIMEOUT_S)
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_a_compressed_body_is_a_415_and_never_forwarded(formats_gateway, upstream, path):
     # the coding's name must not travel upstream with a body the gateway re-encoded
@@ -131,25 +138,11 @@ def test_a_compressed_body_is_a_415_and_never_forwarded(formats_gateway, upstrea
     before = len(upstream.requests)
     raw = json.dumps(BODIES[path]).encode()
     for coding, data in (("gzip", gzip.compress(raw)), ("gzip", raw), ("br", raw)):
-        resp = httpx.post(
-            gw.base_url + path,
-            content=data,
-            headers={
-                "authorization": f"Bearer {secret}",
-                "content-type": "application/json",
-                "content-encoding": coding,
-            },
-            timeout=READY_TIMEOUT_S,
-        )
+        resp = post(gw, secret, path, data, coding)
         assert resp.status_code == 415, resp.text
         assert "content-encoding" in error_of(resp, path)["message"]
     assert len(upstream.requests) == before
-    ok = httpx.post(
-        gw.base_url + path,
-        content=raw,
-        headers={"authorization": f"Bearer {secret}", "content-encoding": "identity"},
-        timeout=READY_TIMEOUT_S,
-    )
+    ok = post(gw, secret, path, raw, "identity")
     assert ok.status_code == 200, ok.text
 
 
@@ -160,20 +153,10 @@ def test_invalid_utf8_anywhere_in_the_body_is_a_400(formats_gateway, upstream, p
     _, secret = gw.create_key()
     before = len(upstream.requests)
     raw = json.dumps({**BODIES[path], "x_extra": "@"}).encode().replace(b"@", b"\xff\xfe")
-    resp = httpx.post(
-        gw.base_url + path,
-        content=raw,
-        headers={"authorization": f"Bearer {secret}", "content-type": "application/json"},
-        timeout=READY_TIMEOUT_S,
-    )
+    resp = post(gw, secret, path, raw)
     assert resp.status_code == 400, resp.text
     assert "UTF-8" in error_of(resp, path)["message"]
     assert len(upstream.requests) == before
     fine = json.dumps({**BODIES[path], "x_extra": "naïve ☕"}, ensure_ascii=False).encode()
-    resp = httpx.post(
-        gw.base_url + path,
-        content=fine,
-        headers={"authorization": f"Bearer {secret}", "content-type": "application/json"},
-        timeout=READY_TIMEOUT_S,
-    )
+    resp = post(gw, secret, path, fine)
     assert resp.status_code == 200, resp.text
