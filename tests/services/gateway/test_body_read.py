@@ -10,6 +10,7 @@ import logging
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -104,7 +105,7 @@ def test_body_read_timeout_must_be_positive():
         load_settings({}, body_read_timeout_s=0)
 
 
-BODIES = {
+BODIES: dict[str, dict[str, Any]] = {
     "/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
     "/v1/responses": {"model": "m", "input": "hi"},
     "/v1/messages": {
