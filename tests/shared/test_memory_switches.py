@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from shared.errors import InvalidRequest
 from shared.memory_switches import (
     LEVELS,
     Switch,
@@ -74,11 +75,22 @@ def test_every_level_decides_alone(level: int, recall: bool, learn: bool) -> Non
         ({"x-mnemogate-no-learn": "on"}, None, False),
         ({"x-mnemogate-no-memory": "1", "x-mnemogate-no-learn": "0"}, False, True),
         ({"x-mnemogate-no-memory": "0"}, True, True),
-        ({"x-mnemogate-no-recall": "maybe"}, None, None),
+        ({"x-mnemogate-no-recall": "  "}, None, None),  # empty: absent
+        ({"x-mnemogate-no-memory": " TRUE "}, False, False),
     ],
 )
 def test_request_headers(headers: dict[str, str], recall: bool | None, learn: bool | None) -> None:
     assert request_switch(headers) == Switch(recall=recall, learn=learn)
+
+
+@pytest.mark.parametrize(
+    "name", ["x-mnemogate-no-memory", "x-omniroute-no-memory", "x-mnemogate-no-recall"]
+)
+def test_an_unknown_switch_value_is_refused(name: str) -> None:
+    # a privacy control must not fail open on a typo
+    with pytest.raises(InvalidRequest, match=name) as refused:
+        request_switch({name: "maybe"})
+    assert refused.value.code == "invalid_header"
 
 
 @pytest.mark.parametrize(
