@@ -35,6 +35,8 @@ NO_MEMORY_HEADERS = ("x-mnemogate-no-memory", "x-omniroute-no-memory")
 NO_RECALL_HEADERS = ("x-mnemogate-no-recall",)
 NO_LEARN_HEADERS = ("x-mnemogate-no-learn",)
 LEVELS = ("request", "key", "provider", "global")
+#: Every request-level switch header (a repeated one with different values is refused).
+SWITCH_HEADERS = (*NO_MEMORY_HEADERS, *NO_RECALL_HEADERS, *NO_LEARN_HEADERS)
 
 
 class Switch(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,27 +60,33 @@ def _flag(headers: Mapping[str, str], names: tuple[str, ...]) -> bool | None:
 
     The "no-…" header ``names`` read as a *disable* flag: True (set truthy), False (set falsy),
     None (absent or empty). A privacy control must not fail open on a typo, so any other value
-    is refused.
+    is refused, and so are two of ``names`` that disagree (``x-mnemogate-no-memory: 0`` with
+    ``x-omniroute-no-memory: 1``).
 
     Raises:
         InvalidRequest: a value outside :data:`TRUTHY` and :data:`FALSY` (HTTP 400,
-            ``code="invalid_header"``).
+            ``code="invalid_header"``); two names that disagree (``code="duplicate_header"``).
     """
+    found: bool | None = None
     for name in names:
         value = headers.get(name)
         if value is None or not value.strip():
             continue
         word = value.strip().lower()
-        if word in TRUTHY:
-            return True
-        if word in FALSY:
-            return False
-        raise InvalidRequest(
-            f"header {name} must be one of {'/'.join(sorted(TRUTHY))} (memory off) or "
-            f"{'/'.join(sorted(FALSY))} (memory on), got {value.strip()[:40]!r}",
-            code="invalid_header",
-        )
-    return None
+        if word not in TRUTHY and word not in FALSY:
+            raise InvalidRequest(
+                f"header {name} must be one of {'/'.join(sorted(TRUTHY))} (memory off) or "
+                f"{'/'.join(sorted(FALSY))} (memory on), got {value.strip()[:40]!r}",
+                code="invalid_header",
+            )
+        flag = word in TRUTHY
+        if found is not None and flag != found:
+            raise InvalidRequest(
+                f"headers {' and '.join(names)} disagree: send one of them",
+                code="duplicate_header",
+            )
+        found = flag
+    return found
 
 
 def request_switch(headers: Mapping[str, str]) -> Switch:

@@ -22,6 +22,7 @@ from shared.forget_intent import ForgetIntent, detect_forget
 from shared.jobs.payloads import FORGET, ForgetPayload
 from shared.jobs.queue import JobQueue
 from shared.memory_switches import (
+    SWITCH_HEADERS,
     Switch,
     Switches,
     global_switch,
@@ -53,7 +54,7 @@ class MemoryControl(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def reject_conflicting_identity(raw: Sequence[tuple[bytes, bytes]], settings: Settings) -> None:
-    """Refuse a request naming its end user or session twice with different values.
+    """Refuse a request naming its end user, session or a memory switch twice, differently.
 
     ``raw``: the ASGI scope's headers (lower-case names). A proxy in front of mnemogate may add
     an end-user header the client also sent: taking either would be a guess at whose memories
@@ -63,7 +64,8 @@ def reject_conflicting_identity(raw: Sequence[tuple[bytes, bytes]], settings: Se
     Raises:
         InvalidRequest: code ``duplicate_header`` (HTTP 400).
     """
-    wanted = {n.encode("latin-1") for n in (*header_names(settings), *SESSION_HEADERS)}
+    names = (*header_names(settings), *SESSION_HEADERS, *SWITCH_HEADERS)
+    wanted = {n.encode("latin-1") for n in names}
     seen: dict[bytes, bytes] = {}
     for name, value in raw:
         if name in wanted and seen.setdefault(name, value.strip()) != value.strip():

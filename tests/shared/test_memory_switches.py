@@ -119,3 +119,13 @@ def test_global_level_and_headers() -> None:
         "x-mnemogate-memory-learn": "off",
         "x-mnemogate-memory-learn-by": "key",
     }
+
+
+def test_two_switch_headers_that_disagree_are_refused() -> None:
+    # a proxy may add one the client also sent: taking either would be a guess
+    headers = {"x-mnemogate-no-memory": "0", "x-omniroute-no-memory": "1"}
+    with pytest.raises(InvalidRequest) as refused:
+        request_switch(headers)
+    assert refused.value.code == "duplicate_header"
+    agree = {"x-mnemogate-no-memory": "yes", "x-omniroute-no-memory": "1"}
+    assert request_switch(agree) == Switch(recall=False, learn=False)

@@ -332,6 +332,28 @@ def test_an_unknown_memory_switch_value_is_refused_not_ignored(gateway, upstream
     assert len(upstream.requests) == before
 
 
+def test_a_switch_header_repeated_with_another_value_is_refused(gateway, upstream, key):
+    # only the first line used to count: "0" then "1" answered with memory on
+    _, secret = key
+    before = len(upstream.requests)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "Which?"}]})
+    for first, second in (("0", "1"), ("", "1"), ("1", "maybe")):
+        resp = httpx.post(
+            gateway.base_url + CHAT,
+            content=body,
+            headers=[
+                ("authorization", f"Bearer {secret}"),
+                ("content-type", "application/json"),
+                ("x-mnemogate-no-memory", first),
+                ("x-mnemogate-no-memory", second),
+            ],
+            timeout=READY_TIMEOUT_S,
+        )
+        assert resp.status_code == 400, (first, second, resp.text)
+        assert resp.json()["error"]["code"] in ("duplicate_header", "invalid_header")
+    assert len(upstream.requests) == before
+
+
 def test_sensitive_memory_is_never_injected_verbatim(gateway, upstream, key):
     key_id, secret = key
     seed(gateway, key_id, "User's deploy key is sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123 for deploy")
