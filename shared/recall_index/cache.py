@@ -143,7 +143,7 @@ class OwnerCache:
             # "nothing after applied" means the cache is as fresh as a read started now, but for
             # access counters, which the probe ignores: they may lag by ACCESS_LAG_S only, so the
             # probe answers only while the last read is that recent (the watcher keeps it so).
-            fresh_enough = requested - self.polled_at < max(self.freshness_s, ACCESS_LAG_S)
+            fresh_enough = requested - self.polled_at < ACCESS_LAG_S  # >= any freshness_s
             if fresh_enough and self.source.has_changes_after(self.applied) is False:
                 self._hint = hint  # taken before the probe: a later commit moves it again
                 return
@@ -261,13 +261,9 @@ class OwnerCache:
         if not self._touch or (self._toucher is not None and not self._toucher.done()):
             return
         if sum(len(ids) for ids in self._touch.values()) <= TOUCH_INLINE:
-            pending, self._touch = self._touch, defaultdict(set)
-            for owner_id, ids in pending.items():
-                await self._touch_slice(owner_id, sorted(ids))
-            return
-        self._toucher = asyncio.ensure_future(self._touch_later())
-        self._tasks.add(self._toucher)
-        self._toucher.add_done_callback(self._tasks.discard)
+            await self._drain_touches()
+        else:
+            self._toucher = self.spawn(self._touch_later())
 
     async def _touch_slice(self, owner_id: str, ids: list[int]) -> None:
         """Read ``ids``' current counters and apply them to the owner's index (if still held)."""
@@ -279,14 +275,18 @@ class OwnerCache:
             for memory_id, (count, at) in counters.items():
                 held.touch(memory_id, count, at)
 
+    async def _drain_touches(self) -> None:
+        """Apply the pending counters in :data:`TOUCH_SLICE` steps (one query each; StoreError)."""
+        while self._touch:
+            owner_id = next(iter(self._touch))
+            ids = sorted(self._touch.pop(owner_id))
+            for start in range(0, len(ids), TOUCH_SLICE):
+                await self._touch_slice(owner_id, ids[start : start + TOUCH_SLICE])
+
     async def _touch_later(self) -> None:
-        """Drain the pending counters in :data:`TOUCH_SLICE` steps (one query each)."""
+        """:meth:`_drain_touches` in the background (a failure is logged, not raised)."""
         try:
-            while self._touch:
-                owner_id = next(iter(self._touch))
-                ids = sorted(self._touch.pop(owner_id))
-                for start in range(0, len(ids), TOUCH_SLICE):
-                    await self._touch_slice(owner_id, ids[start : start + TOUCH_SLICE])
+            await self._drain_touches()
         except Exception:  # counters only: the next access change of a memory brings it again
             log.warning("applying access counters failed", exc_info=True)
 
@@ -363,11 +363,12 @@ class OwnerCache:
             for memory_id in memory_ids:
                 index.remove(memory_id)
 
-    def spawn(self, coro: Coroutine[Any, Any, object]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, object]) -> asyncio.Task[object]:
         """Run ``coro`` in the background (awaited by :meth:`settle`, cancelled by close)."""
         task: asyncio.Task[object] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _prune(self) -> None:
         try:

@@ -257,7 +257,8 @@ class ApiKeyStore:
         try:
             if self._probe is None:
                 self._probe = open_probe(path)
-            return list(self._probe.execute(_BY_HASH, (digest,)).fetchall())
+            rows: builtins.list[Any] = self._probe.execute(_BY_HASH, (digest,)).fetchall()
+            return rows
         except (StoreError, sqlean.Error):
             return None
 
