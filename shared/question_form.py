@@ -28,9 +28,11 @@ _FIRST_PERSON_CLAUSE_RE = re.compile(
     r"(?:^|[,;:]\s*|\b(?:and|but|so|because)\s+)(?:I|I'm|Im|I've|I'll|I'd|my|we|we're|we've|our)\b",
     re.IGNORECASE,
 )
+# Hesitations and fillers before a question or request ("hmm ok what is my cat's name").
+_LEAD = r"^\W*(?:(?:hmm+|hm+|um+|uh+|ok|okay|so|well|oh|ah|anyway|btw|hey)\b[\s,.:;!-]*)*"
 # A request addressed to the assistant: polite forms and common imperative verbs, at the start.
 _REQUEST_RE = re.compile(
-    r"^\W*(?:please\b|(?:can|could|would|will)\s+you\b|help\s+me\b|let\s+me\s+know\b|"
+    _LEAD + r"(?:please\b|(?:can|could|would|will)\s+you\b|help\s+me\b|let\s+me\s+know\b|"
     r"(?:tell|show|give|send|teach|remind)\s+me\b|"
     # indirect questions: "I wonder what my dog is called", "do you know where I parked"
     r"i\s+(?:wonder|was\s+wondering)\s+(?:what|where|when|who|whom|whose|which|why|how|if|"
@@ -47,6 +49,27 @@ _PLEASANTRY_RE = re.compile(
     r"^\W*(?:hi|hello|hey|thanks|thank\s+you|thx|cheers|ok|okay|great|cool|sure)\b\W*(?:\w+\W*)?$",
     re.IGNORECASE,
 )
+# Asides around a question that say nothing about the user: laughter and hesitation ("lol",
+# "haha", "hmm"), remarks about the asking itself ("I forgot.", "just curious", "(asking for a
+# friend)"), hashtags, and sentences without a letter or digit (":)", emoji).
+_ASIDE_RE = re.compile(
+    r"^\W*(?:lol|lmao|rofl|haha\w*|hehe\w*|xd|jk|hmm+|hm+|um+|uh+|oh|ah|well|anyway|"
+    r"just\s+(?:curious|wondering|asking)|curious|asking\s+for\s+a\s+friend|no\s+rush|"
+    r"thanks\s+in\s+advance|i\s+(?:forgot|forget|can'?t\s+remember|cannot\s+remember|"
+    r"don'?t\s+remember|do\s+not\s+remember|can'?t\s+recall|don'?t\s+recall|am\s+curious|"
+    r"'?m\s+curious|was\s+wondering|wonder)(?:\s+(?:it|again|already|now))?)\W*$"
+    r"|^(?:\s*#\w+)+\W*$",
+    re.IGNORECASE,
+)
+
+
+def _aside(sentence: str) -> bool:
+    """A greeting, thanks or aside (:data:`_ASIDE_RE`) that states nothing by itself."""
+    return (
+        _PLEASANTRY_RE.match(sentence) is not None
+        or _ASIDE_RE.match(sentence) is not None
+        or not any(c.isalnum() for c in sentence)
+    )
 
 
 # A question typed without its "?" ("what laptop do I have", "whats my sisters job"): an
@@ -60,10 +83,13 @@ _PLEASANTRY_RE = re.compile(
 _AUX = r"(?:is|are|was|were|am|do|does|did|can|could|should|would|will|shall|have|has|had)"
 _SUBJECT = r"(?:i|you|we|he|she|it|they|the|my|our|his|her|their|this|that|these|those)"
 _UNMARKED_QUESTION_RE = re.compile(
-    rf"^\W*(?:(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!{_SUBJECT}\b)\w+)?\s+{_AUX}\b"
+    rf"{_LEAD}(?:(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!{_SUBJECT}\b)\w+)?\s+{_AUX}\b"
     r"(?<!which is)|(?:whats|wheres|whens|whos|hows|whys)\b|how\s+(?:old|many|much|long|far|often|"
     rf"come)\b|{_AUX}\s+(?:i|you|we|my|our|your|the|it|there|this|that|they|he|she)\b"
-    r"(?!\s+(?:know|remember|recall)\b))",
+    r"(?!\s+(?:know|remember|recall)\b)|do\s+you\s+(?:know|remember|recall)\b(?!\s+that\b)"
+    # "do you remember my dog's name" asks; "do you know Rex is my dog" tells (a clause follows)
+    r"(?![^.?!]*\b(?:is|are|was|were|am|has|have|had|'re)\s)|"
+    r"any\s+idea\s+(?:what|where|when|who|whom|whose|which|why|how|if|whether)\b)",
     re.IGNORECASE,
 )
 # A note to remember ("Please note that I am allergic to peanuts", "Can you remember that my bike
@@ -102,15 +128,16 @@ def is_question_or_request(text: str) -> bool:
     tips?" is not). A sentence asking to note or remember something ("Please note that ...",
     "Can you remember that ...?") states it, and is never only a request. A request starts
     with a polite form or an imperative verb addressed to the assistant ("Please ...", "Can you
-    ...", "Tell me ...", "Write ...", "Explain ..."). Greetings and thanks of at most two words
-    ("Hi!", "Thanks a lot.") are ignored; a text with any other sentence (a statement) is
-    not. English rules: another language's question without ``?`` counts as a statement (it is
-    captured, as before). Empty text → False. Pure; never raises.
+    ...", "Tell me ...", "Write ...", "Explain ..."), after any hesitation ("hmm ok ...").
+    Greetings and thanks of at most two words ("Hi!", "Thanks a lot.") and asides ("lol", ":)",
+    an emoji, "#tag", "I forgot.", "(asking for a friend)") are ignored; a text with any other
+    sentence (a statement) is not. English rules: another language's question without ``?``
+    counts as a statement (it is captured, as before). Empty text → False. Pure; never raises.
     """
     seen = False  # sentences: split after ``. ! ? 。！？`` and at newlines
     for match in SENTENCE_RE.finditer(text):  # stops at the first statement
         sentence = match.group().strip()
-        if not sentence or _PLEASANTRY_RE.match(sentence):
+        if not sentence or _aside(sentence):
             continue
         if _NOTE_RE.search(sentence) or not (
             is_question_sentence(sentence) or _REQUEST_RE.search(sentence)
@@ -131,6 +158,6 @@ def states_nothing(text: str) -> bool:
         return True
     for match in SENTENCE_RE.finditer(text):
         sentence = match.group().strip()
-        if sentence and not _PLEASANTRY_RE.match(sentence) and any(c.isalnum() for c in sentence):
+        if sentence and not _aside(sentence):
             return False
     return True

@@ -53,6 +53,18 @@ from shared.recall_index.analysis import query_tokens
         "I was wondering whether my flight is on Monday.",
         "do you know where I parked my car",
         "Do you remember what my dog is called?",
+        # asides around the question, hesitations before it, "do you remember" + a name
+        "What is my dog called? :)",
+        "What's my dog's name?\U0001f605",
+        "What is my dog called? lol",
+        "What is my dog called? #pets",
+        "What is my dog called? (asking for a friend)",
+        "What is my dog called? I forgot.",
+        "Do you remember my dog's name",
+        "do you recall my sister's job",
+        "Any idea what my dog is called",
+        "hmm ok what is my cat's name",
+        "ok so can you tell me my dog's name",
     ],
 )
 def test_only_asking_is_a_question_or_request(text):
@@ -85,6 +97,14 @@ def test_only_asking_is_a_question_or_request(text):
         "I wonder. My dog is called Rex",
         "My dog is called Rex, any name ideas for a second dog?",
         "When it is cold I stay in",
+        # an aside-like word that starts a statement, a clause after "do you know"
+        "What is my dog called? I forgot my keys.",
+        "I forgot my keys at home.",
+        "So I moved to Berlin",
+        "Anyway my dog is Rex",
+        "Do you know Rex is my dog",
+        "Do you know we're moving to Leeds",
+        "Do you remember that my dog is Rex",
         # notes to remember, worded as requests or questions, carry the fact
         "Please note that I am allergic to peanuts",
         "Can you remember that my bike is a Brompton",
@@ -224,6 +244,10 @@ def test_demote_questions_reorders_before_the_floor():
         ("My dog is called Rex", False),
         ("hi! I live in Berlin", False),
         ("Hello, I need help with my cat", False),
+        ("lol", True),
+        (":) \U0001f605", True),
+        ("#monday", True),
+        ("haha my dog is called Rex", False),
     ],
 )
 def test_states_nothing(text: str, expected: bool) -> None:
