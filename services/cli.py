@@ -287,6 +287,11 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
 }
 
 
+LONG_RUNNING = frozenset({"serve", "worker"})
+"""Commands that warn about unknown ``MNEMOGATE_`` variables (``scripts/serve`` also runs
+``migrate`` and ``keys``: warning in each printed every line three times)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mnemogate`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -297,8 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings()
         configure_logging(settings.log_format)
-        for line in unknown_variables(os.environ, settings_fields(), ENV_PREFIX):
-            logging.getLogger("mnemogate").warning("%s", line)
+        if args.command in LONG_RUNNING:  # once per start, not for every one-shot command
+            for line in unknown_variables(os.environ, settings_fields(), ENV_PREFIX):
+                logging.getLogger("mnemogate").warning("%s", line)
         return command(settings, args)
     except MnemogateError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

@@ -157,7 +157,8 @@ def unknown_variables(environ: Mapping[str, str], fields: Iterable[str], prefix:
     """One line per ``prefix`` variable of ``environ`` that names no setting (sorted).
 
     A typo (``MNEMOGATE_RECAL_TOP_K``) is otherwise ignored without a word; each line names the
-    closest setting variable when one is close (:func:`difflib.get_close_matches`, cutoff 0.8).
+    closest setting variable when one is close (:func:`difflib.get_close_matches` on the names
+    without ``prefix``, cutoff 0.8).
     Variables of :data:`OTHER_VARIABLES` and :data:`OTHER_PREFIXES` are not reported. Pure.
     """
     known = {prefix + name.upper() for name in fields}
@@ -167,7 +168,11 @@ def unknown_variables(environ: Mapping[str, str], fields: Iterable[str], prefix:
             continue
         if name.startswith(OTHER_PREFIXES):
             continue
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        # compared without the prefix, which every name shares: MNEMOGATE_FOO is not "close" to
+        # MNEMOGATE_PORT, MNEMOGATE_RECAL_TOP_K is to MNEMOGATE_RECALL_TOP_K
+        close = difflib.get_close_matches(
+            name.removeprefix(prefix), [k.removeprefix(prefix) for k in known], n=1, cutoff=0.8
+        )
+        hint = f" (did you mean {prefix}{close[0]}?)" if close else ""
         lines.append(f"{name} is not a setting and is ignored{hint}")
     return lines

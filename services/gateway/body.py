@@ -6,7 +6,9 @@ arrive within ``Settings.body_read_timeout_s`` is a 408 (RFC 9110 §15.5.9 "408 
 Timeout") in the route's error shape. Bodies are JSON, so UTF-8 (RFC 8259 §8.1) and uncoded: a
 ``Content-Encoding`` other than ``identity`` is a 415 (the gateway would otherwise forward the
 coding's name with a body it re-encoded), and invalid UTF-8 anywhere in the body (also in a
-field the gateway passes through unread) a 400.
+field the gateway passes through unread) a 400. A leading byte order mark is dropped (RFC 8259
+§8.1: a parser MAY ignore it; some Windows tools write one), so it is neither refused nor
+forwarded.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from starlette.requests import Request
 
 from shared.errors import InvalidRequest, PayloadTooLarge, RequestTimeout, UnsupportedMediaType
 
+BOM = "\ufeff".encode()
+"""UTF-8 byte order mark (EF BB BF)."""
+
 
 async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
-    """The whole body, refusing more than ``limit`` bytes without reading past it.
+    """The whole body (without a leading byte order mark), refusing more than ``limit`` bytes.
+
+    Never reads past ``limit``.
 
     Args:
         request: the incoming request.
@@ -51,7 +58,7 @@ async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
             "(MNEMOGATE_BODY_READ_TIMEOUT_S)"
         ) from exc
     _require_utf8(raw)
-    return raw
+    return raw.removeprefix(BOM)
 
 
 def _require_utf8(raw: bytes) -> None:

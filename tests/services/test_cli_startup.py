@@ -34,13 +34,31 @@ def test_a_database_path_that_cannot_exist_is_an_error_not_a_traceback(tmp_path)
 
 
 def test_a_misspelt_variable_is_reported_with_the_setting_it_resembles(tmp_path) -> None:
-    made = cli(str(tmp_path / "m.db"), "migrate", recal_top_k="5", totally_unknown="1")
-    assert made.returncode == 0, made.stderr
+    # serve warns before it starts (here it then stops at the refused upstream)
+    made = cli(
+        str(tmp_path / "m.db"),
+        "serve",
+        upstream_base_url="ftp://example.com/v1",
+        recal_top_k="5",
+        totally_unknown="1",
+        foo="1",
+    )
+    assert made.returncode == 1, made.stderr
     assert (
         "MNEMOGATE_RECAL_TOP_K is not a setting and is ignored "
         "(did you mean MNEMOGATE_RECALL_TOP_K?)" in made.stderr
     )
     assert "MNEMOGATE_TOTALLY_UNKNOWN is not a setting and is ignored\n" in made.stderr + "\n"
+    # the shared prefix does not make a name close: no MNEMOGATE_PORT suggested
+    assert "MNEMOGATE_FOO is not a setting and is ignored\n" in made.stderr + "\n"
+    assert made.stderr.count("MNEMOGATE_RECAL_TOP_K") == 1
+
+
+def test_one_shot_commands_do_not_repeat_the_warning(tmp_path) -> None:
+    # scripts/serve runs migrate and keys before serve: only serve (and worker) warn
+    made = cli(str(tmp_path / "o.db"), "migrate", recal_top_k="5")
+    assert made.returncode == 0, made.stderr
+    assert "MNEMOGATE_RECAL_TOP_K" not in made.stderr
 
 
 def test_summarize_refuses_an_age_the_api_refuses(tmp_path) -> None:

@@ -161,3 +161,15 @@ def test_invalid_utf8_anywhere_in_the_body_is_a_400(formats_gateway, upstream, p
     fine = json.dumps({**BODIES[path], "x_extra": "naïve ☕"}, ensure_ascii=False).encode()
     resp = post(gw, secret, path, fine)
     assert resp.status_code == 200, resp.text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_leading_byte_order_mark_is_dropped_not_refused(formats_gateway, upstream, path):
+    # RFC 8259 §8.1: a parser may ignore it (the provider, answering 200, parsed what it got)
+    gw = formats_gateway()
+    _, secret = gw.create_key()
+    resp = post(gw, secret, path, b"\xef\xbb\xbf" + json.dumps(BODIES[path]).encode())
+    assert resp.status_code == 200, resp.text
+    # one inside the body is no byte order mark: the JSON parser decides (here: not JSON)
+    inner = b" \xef\xbb\xbf" + json.dumps(BODIES[path]).encode()
+    assert post(gw, secret, path, inner).status_code == 400
