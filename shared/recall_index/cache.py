@@ -25,8 +25,9 @@
   recently used owners are never evicted, so an owner larger than the whole budget is still
   loaded and answered (with the global partition): it evicts every other owner, and is evicted
   by the next loads of other owners.
-* An owner whose delta outgrew its segment, or that fell behind a pruned feed, is dropped and
-  reloaded on its next use.
+* An owner whose delta outgrew its segment is rebuilt in the background while its index keeps
+  answering (:mod:`shared.recall_index.rebuild`); after a mass change (a quarter of it at once),
+  or when the cache fell behind a pruned feed, it is dropped and reloaded on its next use.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from shared.recall_index.loading import from_rows, from_snapshot
 from shared.recall_index.owner import OwnerIndex
 from shared.recall_index.prepared import Preparer
 from shared.recall_index.preparing import PREPARE_INLINE
+from shared.recall_index.rebuild import rebuild_later
 from shared.recall_index.segment import Bm25Params
 from shared.store.recall_rows import Change
 
@@ -100,7 +102,8 @@ class OwnerCache:
         self.stale = True
         self._hint: object = None
         self.loads = 0
-        self._lock = asyncio.Lock()
+        self.lock = asyncio.Lock()  # held by feed reads, loads' catch-ups and rebuild swaps
+        self.rebuilding: dict[str, asyncio.Task[object]] = {}  # owner -> background rebuild
         self._loading: dict[str, asyncio.Task[OwnerIndex]] = {}
         self._pruned_at = time.monotonic()
         self._tasks: set[asyncio.Task[object]] = set()
@@ -165,7 +168,7 @@ class OwnerCache:
 
     async def _read_feed(self, requested: float | None) -> None:
         """Read the feed, unless a read that started at or after ``requested`` completed."""
-        async with self._lock:
+        async with self.lock:
             if requested is not None and not self.stale and self.polled_at >= requested:
                 return  # another task's read started after this request: it saw every commit
             started = time.monotonic()
@@ -192,7 +195,7 @@ class OwnerCache:
             await asyncio.sleep(WATCH_S)
             moved = self.source.change_hint() != self._hint
             old = time.monotonic() - self.polled_at >= self.freshness_s / 2
-            if (moved or old) and not self._lock.locked():
+            if (moved or old) and not self.lock.locked():
                 try:
                     await self._read_feed(None)
                 except Exception as exc:  # e.g. the store closed: stop; a request restarts it
@@ -218,12 +221,13 @@ class OwnerCache:
                 self.owners.clear()
                 self.applied = await self.source.head()
                 return
-            await self._apply(changes)
+            await self.apply(changes)
             self.applied = changes[-1].seq
             if len(changes) < FEED_BATCH:
                 break
 
-    async def _apply(self, changes: list[Change]) -> None:
+    async def apply(self, changes: list[Change]) -> None:
+        """Apply feed changes to the cached owners (call under :attr:`lock`)."""
         written: dict[str, set[int]] = defaultdict(set)
         touched: dict[str, set[int]] = defaultdict(set)
         for c in changes:
@@ -243,8 +247,8 @@ class OwnerCache:
                     index.remove(memory_id)
                 else:
                     index.upsert(row.memory, row.search_text, row.context, prepare=inline)
-            if index.needs_rebuild():
-                del self.owners[owner_id]
+            if index.needs_rebuild():  # built again in the background; this one answers
+                rebuild_later(self, owner_id, index)
         for owner_id, ids in touched.items():
             self._touch[owner_id] |= ids
         await self._apply_touches()
@@ -311,11 +315,11 @@ class OwnerCache:
         index = await from_snapshot(self, owner_id)
         if index is None:
             index = await from_rows(self, owner_id)
-        async with self._lock:
+        async with self.lock:
             if 0 <= index.seq < self.applied:  # changes between the snapshot and what was applied
                 caught = await self.changes_between(index.seq, self.applied, owner_id)
                 self.owners[owner_id] = index
-                await self._apply(caught)
+                await self.apply(caught)
             else:
                 self.owners[owner_id] = index
             self.loads += 1

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 from shared.recall_index import snapshot
 from shared.recall_index.builder import LOAD_CHUNK, SegmentBuilder, trim_heap
 from shared.recall_index.owner import REBUILD_MIN, REBUILD_SHARE, OwnerIndex
+from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.preparing import drop_foreign_prepared, max_id_of, prepare_later
-from shared.recall_index.segment import SegmentData, segment_from
+from shared.recall_index.segment import Memories, SegmentData, segment_from
 
 if TYPE_CHECKING:
     from shared.recall_index.cache import OwnerCache
 
-__all__ = ["SNAPSHOT_FEED_LAG", "SNAPSHOT_LAG", "from_rows", "from_snapshot"]
+__all__ = ["SNAPSHOT_FEED_LAG", "SNAPSHOT_LAG", "carried", "from_rows", "from_snapshot"]
 
 SNAPSHOT_LAG = 20_000
 """A stored snapshot more of its owner's content changes (writes, deletes) behind the applied
@@ -34,13 +35,15 @@ SNAPSHOT_FEED_LAG = 200_000
 without reading the feed (bounds the catch-up read)."""
 
 
-async def from_rows(self: OwnerCache, owner_id: str) -> OwnerIndex:
+async def from_rows(self: OwnerCache, owner_id: str, carry: OwnerIndex | None = None) -> OwnerIndex:
     """Read, analyse and index every row of the owner; store a snapshot in the background.
 
     The feed head is read first, then the rows in rowid order, :data:`LOAD_CHUNK` at a
     time, each chunk analysed in a worker thread while the next is read (a change committed
     meanwhile has a sequence above the head and is applied after the load); only the
-    compact analysis of each chunk is kept (:class:`SegmentBuilder`).
+    compact analysis of each chunk is kept (:class:`SegmentBuilder`). ``carry``: the index of
+    the same owner this one replaces (a rebuild): its prepared features of unchanged records are
+    kept, so only new and changed memories are prepared again.
     """
     cpu = 0.0
     seq = await self.source.head()
@@ -67,24 +70,44 @@ async def from_rows(self: OwnerCache, owner_id: str) -> OwnerIndex:
 
     prepare = self.prepare
 
-    def build() -> tuple[OwnerIndex, SegmentData, bytes]:
+    def build() -> tuple[OwnerIndex, SegmentData, bytes, list[Prepared | None] | None]:
         start = time.thread_time()
         data = builder.finish()
         index = OwnerIndex(owner_id, segment_from(data, self.params), seq, self.params)
         index.prepare = prepare
+        seed = carried(carry, data.memories, prepare)
+        if seed is not None and prepare is not None:  # served at once; the rest comes later
+            index.segment.prepared, index.segment.prepared_fp = seed, prepare.fingerprint
         index.build_cpu_ms = (cpu + time.thread_time() - start) * 1000
         # the cache's estimate is about twice a blob's size: skip encoding hopeless ones
         small = index.seg_bytes <= 2 * snapshot.MAX_BYTES
         blob = snapshot.encode(data) if small else b""
         trim_heap()  # the chunks' freed memory, kept mapped by the allocator otherwise
-        return index, data, blob
+        return index, data, blob, seed
 
-    index, data, blob = await asyncio.to_thread(build)
+    index, data, blob, seed = await asyncio.to_thread(build)
     if 0 < len(blob) <= snapshot.MAX_BYTES:
         self.spawn(self.save(owner_id, seq, blob, max_id_of(data)))
     if prepare is not None:  # prepared (and stored again) in the background
-        self.spawn(prepare_later(index, data, prepare, self.save))
+        self.spawn(prepare_later(index, data, prepare, self.save, seed))
     return index
+
+
+def carried(
+    old: OwnerIndex | None, memories: Memories, prepare: Preparer | None
+) -> list[Prepared | None] | None:
+    """``old``'s prepared features of ``memories`` by position (None where it has none).
+
+    Only features ``prepare`` made for the same shown record (:meth:`OwnerIndex.prepared_of`);
+    None when there is no ``old`` or it holds none. CPU: decodes every record (worker thread).
+    """
+    if old is None or prepare is None:
+        return None
+    records = [memories[i] for i in range(len(memories))]
+    have = old.prepared_of(records, prepare.fingerprint)
+    if not have:
+        return None
+    return [have.get(m.id) for m in records]
 
 
 async def from_snapshot(self: OwnerCache, owner_id: str) -> OwnerIndex | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from shared.recall_index import snapshot
 from shared.recall_index.owner import OwnerIndex
@@ -65,12 +65,15 @@ async def prepare_later(
     data: SegmentData,
     prepare: Preparer,
     save: Callable[[str, int, bytes, int | None], Awaitable[None]],
+    seed: Sequence[Prepared | None] | None = None,
 ) -> None:
     """Prepare every memory of a loaded owner in slices on the loop, then store its snapshot.
 
     ``save(owner_id, seq, blob, max_id)`` stores it (the store refuses a snapshot when a memory
     it holds changed since; one estimated above :data:`shared.recall_index.snapshot.MAX_BYTES`
-    is not encoded).
+    is not encoded). ``seed``: features already prepared by ``prepare`` for exactly these
+    records, by position (None where missing), e.g. carried over from the index a rebuild
+    replaces (:mod:`shared.recall_index.rebuild`): only the missing ones are prepared.
     Owners above :data:`PREPARE_MAX_DOCS` are left unprepared. Never raises: a failure leaves
     recall rendering this owner's lines on the fly.
     """
@@ -79,11 +82,13 @@ async def prepare_later(
     small = index.seg_bytes <= 2 * snapshot.MAX_BYTES  # the estimate is ~2x a blob's size
     try:
         memories = data.memories
-        prepared: list[Prepared] = []
-        for start in range(0, len(memories), PREPARE_SLICE):
-            stop = min(len(memories), start + PREPARE_SLICE)
-            prepared.extend(prepare(memories[i]) for i in range(start, stop))
+        held: list[Prepared | None] = list(seed) if seed is not None else [None] * len(memories)
+        missing = [i for i, p in enumerate(held) if p is None]
+        for start in range(0, len(missing), PREPARE_SLICE):
+            for i in missing[start : start + PREPARE_SLICE]:
+                held[i] = prepare(memories[i])
             await asyncio.sleep(0)  # requests run between slices
+        prepared: list[Prepared] = [p for p in held if p is not None]
         blob = b""
         if small:  # one C-level encode (~10 ms per 10,000 memories): off the loop
             blob = await asyncio.to_thread(

@@ -237,8 +237,8 @@ class Segment:
         if held is None:
             held = sum(len(self.memories[i].content) + len(self.memories[i].key) for i in range(n))
         prepared = self.prepared
-        if isinstance(prepared, list):
-            held += sum(prepared_bytes(p) for p in prepared)
+        if isinstance(prepared, list):  # None where not prepared yet (a rebuild's carry-over)
+            held += sum(prepared_bytes(p) for p in prepared if p is not None)
         elif prepared is not None:  # decoded from the snapshot blob counted with the records
             held += 120 * n
         slots = 17 * n  # the scratch of searches (borrow_slots, borrow_scan), once they ran

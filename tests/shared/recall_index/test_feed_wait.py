@@ -16,7 +16,7 @@ async def test_a_slow_feed_read_is_not_waited_for_when_the_cache_is_recent(store
     assert not keywords.fresh_within(STALE_OK_S)  # this process's commit is not seen yet
     assert await _feed_waited(keywords, 5.0)
     assert keywords.fresh_within(STALE_OK_S)
-    async with keywords.cache._lock:  # a feed read in progress that outlasts the budget
+    async with keywords.cache.lock:  # a feed read in progress that outlasts the budget
         keywords.cache.stale = True
         assert await _feed_waited(keywords, 0.01)
         keywords.cache.polled_at -= STALE_OK_S
@@ -27,7 +27,7 @@ async def test_an_unseen_commit_of_this_process_is_always_waited_for(stored):
     store, keywords = stored
     assert await _feed_waited(keywords, 5.0)
     await store.writes.upsert(NewMemory(owner_id="o", content="I moved to Porto"))
-    async with keywords.cache._lock:
+    async with keywords.cache.lock:
         assert not await _feed_waited(keywords, 0.01)
     assert await _feed_waited(keywords, 5.0)
     assert keywords.fresh_within(STALE_OK_S)
