@@ -73,10 +73,13 @@ class Memories(Protocol):
 
 
 class PreparedSeq(Protocol):
-    """Prepared features of a segment's documents by position (a list, or decoded lazily)."""
+    """Prepared features of a segment's documents by position (a list, or decoded lazily).
+
+    None at a position not prepared yet (a rebuild's carried-over list, filled in later).
+    """
 
     def __len__(self) -> int: ...
-    def __getitem__(self, pos: int, /) -> Prepared: ...
+    def __getitem__(self, pos: int, /) -> Prepared | None: ...
 
 
 COLUMNS = {

@@ -110,7 +110,11 @@ def encode(data: SegmentData) -> bytes:
         records = [mem.encoded(i) for i in range(n)]
     else:
         records = [msgspec.Raw(_ENCODER.encode(mem[i])) for i in range(n)]
-    prepared = data.prepared
+    held = [] if data.prepared is None else [data.prepared[i] for i in range(n)]
+    # a partly prepared list (a rebuild's carry-over) is stored as not prepared
+    done: list[Prepared] | None = [p for p in held if p is not None]
+    if data.prepared is None or len(done or ()) < n:
+        done = None
     return _ENCODER.encode(
         _Blob(
             records,
@@ -118,8 +122,8 @@ def encode(data: SegmentData) -> bytes:
             data.sessions,
             data.terms,
             arrays,
-            None if prepared is None else [prepared[i] for i in range(n)],
-            data.prepared_fp,
+            done,
+            data.prepared_fp if done is not None else "",
         )
     )
 

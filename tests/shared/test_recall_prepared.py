@@ -248,8 +248,9 @@ async def test_a_snapshot_keeps_every_prepared_feature(parts) -> None:
         assert index.from_snapshot and segment.prepared is not None
         prepare = preparer_for(True, PLAIN)
         for pos in range(len(segment.memories)):
-            assert segment.prepared[pos] == prepare(segment.memories[pos])
-            assert segment.prepared[pos].words_len >= 0
+            held = segment.prepared[pos]
+            assert held is not None and held == prepare(segment.memories[pos])
+            assert held.words_len >= 0
     finally:
         await cold.close()
 
