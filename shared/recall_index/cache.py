@@ -239,7 +239,7 @@ class OwnerCache:
                 del self.owners[owner_id]  # a mass change (e.g. relevance decay): reload
                 continue
             rows = await self.source.rows(sorted(ids))
-            index.generation += 1
+            index.note_written(ids)
             inline = len(ids) <= PREPARE_INLINE  # the event loop prepares a few memories only
             for memory_id in ids:
                 row = rows.get(memory_id)

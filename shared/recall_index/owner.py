@@ -14,7 +14,8 @@ clamped to 1e-6 (``fts5_aux.c``), so results stay comparable with the SQL tier.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +34,8 @@ REBUILD_MIN = 256
 """A delta of at most this many memories never triggers a rebuild."""
 REBUILD_SHARE = 0.05
 """Rebuild once more than this share of the owner's documents was replaced or added."""
+WRITTEN_LOG = 64
+"""Generations whose written memories an index remembers (:meth:`OwnerIndex.written_since`)."""
 DF_MEMO = 16_384
 """Terms whose document frequency an owner index keeps between writes."""
 IDF_FLOOR = 1e-6
@@ -52,9 +55,44 @@ class OwnerIndex:
         self.build_cpu_ms = 0.0  # CPU time the segment took to build (set by the loader)
         self.from_snapshot = False  # built from a stored snapshot (set by the loader)
         self.generation = 0  # bumped by every applied write (caches derived from it re-read)
+        self._written: deque[tuple[int, frozenset[int]]] = deque(maxlen=WRITTEN_LOG)
+        #: Shared by the indexes that rebuilt one another (:meth:`continue_from`): caches derived
+        #: from one of them (the vector matrix) stay valid for the next, patched by generation.
+        self.lineage = object()
         #: What prepared the segment's features, and prepares delta memories (set by the loader)
         self.prepare: Preparer | None = None
         self._df: dict[str, int] = {}  # df by term, emptied by every upsert and remove
+
+    def note_written(self, memory_ids: Iterable[int]) -> None:
+        """Start a new generation for a write of ``memory_ids`` (upserts and deletes)."""
+        self.generation += 1
+        self._written.append((self.generation, frozenset(memory_ids)))
+
+    def continue_from(self, old: OwnerIndex) -> None:
+        """Take over ``old``'s lineage, generation and write log (this index rebuilds it).
+
+        Call before applying the changes committed since this index was built: every memory
+        written after a generation of ``old`` is then in :meth:`written_since` of this one.
+        """
+        self.lineage = old.lineage
+        self.generation = old.generation
+        self._written = deque(old._written, maxlen=WRITTEN_LOG)
+
+    def written_since(self, generation: int) -> set[int] | None:
+        """The memories written after ``generation``; None when no longer known.
+
+        Known for the last :data:`WRITTEN_LOG` generations (a cache derived from an older one
+        reads everything again).
+        """
+        if generation == self.generation:
+            return set()
+        if not self._written or self._written[0][0] > generation + 1:
+            return None
+        out: set[int] = set()
+        for seen, ids in self._written:
+            if seen > generation:
+                out |= ids
+        return out
 
     @property
     def size(self) -> int:

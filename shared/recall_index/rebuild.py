@@ -51,6 +51,7 @@ async def _rebuild(cache: OwnerCache, owner_id: str, old: OwnerIndex) -> None:
             caught = []
             if 0 <= new.seq < cache.applied:  # committed during the build: applied to new too
                 caught = await cache.changes_between(new.seq, cache.applied, owner_id)
+            new.continue_from(old)  # the vector matrix is patched, not read again
             cache.owners[owner_id] = new
             await cache.apply(caught)
             cache.loads += 1

@@ -4,9 +4,11 @@ Per cached owner (see :mod:`shared.recall_index.cache`), the owner's rows of ``v
 are read once into a row-normalised float32 matrix; a query is one ``matrix @ query`` (cosine
 similarity), a partial sort, then the visibility rule on the few best rows using the memories the
 keyword index already holds (:func:`shared.recall_index.visibility.visible_row`, the rule of
-``visibility_sql``). The matrix is re-read when the owner's index saw a change since it was read
-(the change feed logs memory writes, deletes and the end of an embedding, which clears
-``needs_reindex``). int8 tables hold rotated vectors (``shared.store.sqlite_vec.rotation``):
+``visibility_sql``). When the owner's index applied writes since the matrix was made (the change
+feed logs memory writes, deletes and the end of an embedding, which clears ``needs_reindex``),
+only the written memories' rows are read and patched in (:mod:`shared.recall_index.matrix`); the
+owner is read whole again for a rebuilt index or after :data:`~shared.recall_index.matrix.
+PATCH_MAX` patched rows. int8 tables hold rotated vectors (``shared.store.sqlite_vec.rotation``):
 the query is rotated the same way, which leaves cosine similarities unchanged.
 
 A large matrix is searched in two stages (:mod:`shared.recall_index.preselect`): the query's
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import numpy as np
@@ -28,11 +30,11 @@ import numpy.typing as npt
 from shared.blas_threads import limit_blas_threads
 from shared.models import GLOBAL_OWNER, Scope
 from shared.recall_index import KeywordIndex
+from shared.recall_index.matrix import PATCH_MAX, OwnerMatrix, normalised_rows
 from shared.recall_index.owner import OwnerIndex
-from shared.recall_index.preselect import Preselect, best_rows, build_preselect
+from shared.recall_index.preselect import Preselect, build_preselect
 from shared.recall_index.visibility import visible_row
-from shared.store.connection import store_errors
-from shared.store.sqlite_vec import TABLE, SqliteVecIndex, rotation
+from shared.store.sqlite_vec import SqliteVecIndex, VecMeta, rotation
 from shared.vector_index.base import VectorHit
 
 __all__ = ["VectorMatrices"]
@@ -43,37 +45,9 @@ OVERSAMPLE = 4
 """Rows taken from the matrix per wanted hit before the visibility rule."""
 
 
-def _normalised_rows(
-    rows: list[Any], dim: int, dtype: type[np.generic]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Ids (ascending) and row-normalised float32 matrix of ``(memory_id, embedding bytes)`` rows.
-
-    Rows are ordered by id so :meth:`VectorMatrices.similarities` finds a memory's row with a
-    binary search.
-    """
-    rows = sorted(rows, key=lambda r: int(r[0]))
-    ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-    raw = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=dtype)
-    mat = raw.astype(np.float32).reshape(len(rows), dim)
-    norms = np.linalg.norm(mat, axis=1)
-    norms[norms == 0] = 1.0
-    return ids, mat / norms[:, None]
-
-
-class _Matrix:
-    def __init__(
-        self,
-        index: OwnerIndex,
-        generation: int,
-        ids: npt.NDArray[np.int64],
-        mat: npt.NDArray[np.float32],
-        preselect: Preselect | None = None,
-    ) -> None:
-        self.index = index
-        self.generation = generation
-        self.ids = ids
-        self.mat = mat
-        self.preselect = preselect
+def _space(meta: VecMeta) -> tuple[object, ...]:
+    """What stored rows' coordinates depend on: dimension and signature (``...[:int8]``)."""
+    return (meta.dim, meta.signature)
 
 
 class VectorMatrices:
@@ -89,60 +63,91 @@ class VectorMatrices:
         self.sqlite_vec = sqlite_vec
         self.keywords = keywords
         self.preselect_dims = preselect_dims
-        self._mats: dict[str, _Matrix] = {}
-        self._reads: dict[tuple[str, int, int], asyncio.Future[_Matrix]] = {}
+        self._mats: dict[str, OwnerMatrix] = {}
+        self._reads: dict[tuple[str, int, int], asyncio.Future[OwnerMatrix]] = {}
         # One OpenBLAS thread makes ``matrix @ query`` about twice as cheap as einsum's own
         # loop; with several threads it costs more (shared/blas_threads.py).
         self._blas = limit_blas_threads()
 
-    async def _matrix(self, index: OwnerIndex, dim: int) -> _Matrix:
-        """The owner's current matrix, read once per owner and generation.
+    async def _matrix(self, index: OwnerIndex, meta: VecMeta) -> OwnerMatrix:
+        """The owner's current matrix: read once per owner index lineage, then patched per write.
 
-        The read runs as its own task, shared by every request that needs it and finishing even
-        when they give up (the recall budget cancels a request, never the read): a read longer
-        than the budget used to be cancelled and started again by every request, so the vector
-        leg of a large owner never came back on a busy machine.
+        A write of a few memories since the held matrix was made is applied by reading only
+        their rows (:meth:`OwnerMatrix.patch`), also across a rebuild of the keyword index (it
+        continues the lineage); the whole owner is read again for a reloaded index (a new
+        lineage), another vector space, when the writes are no longer known
+        (:meth:`OwnerIndex.written_since`) or once the patches would exceed :data:`PATCH_MAX`
+        rows. Either read runs as its own task, shared by every request that needs it and
+        finishing even when they give up (the recall budget cancels a request, never the read):
+        a read longer than the budget used to be cancelled and started again by every request,
+        so the vector leg of a large owner never came back on a busy machine.
         """
         held = self._mats.get(index.owner_id)
-        if held is not None and held.index is index and held.generation == index.generation:
+        if held is not None and held.lineage is not index.lineage:
+            held = None  # made for an index this one did not rebuild: read whole
+        if held is not None and held.generation == index.generation:
             return held
-        key = (index.owner_id, id(index), index.generation)
+        key = (index.owner_id, id(index.lineage), index.generation)
         task = self._reads.get(key)
         if task is None:
-            task = self._reads[key] = asyncio.ensure_future(self._read(index, dim))
+            changed = None
+            if held is not None and held.space == _space(meta):
+                changed = index.written_since(held.generation)
+            read: Coroutine[Any, Any, OwnerMatrix]
+            if (
+                held is not None
+                and changed is not None
+                and held.patched + len(changed) <= PATCH_MAX
+            ):
+                read = self._patch(held, index, changed, meta.dim)
+            else:
+                read = self._read(index, meta)
+            task = self._reads[key] = asyncio.ensure_future(read)
             task.add_done_callback(lambda done: self._read_done(key, done))
         return await asyncio.shield(task)
 
-    def _read_done(self, key: tuple[str, int, int], task: asyncio.Future[_Matrix]) -> None:
+    def _read_done(self, key: tuple[str, int, int], task: asyncio.Future[OwnerMatrix]) -> None:
         if self._reads.get(key) is task:
             del self._reads[key]
         if not task.cancelled():
             task.exception()  # retrieved: a failure is raised to the requests awaiting it
 
-    async def _read(self, index: OwnerIndex, dim: int) -> _Matrix:
-        """Read the owner's vectors (connection thread) and build the matrix (worker thread)."""
-        generation = index.generation
-        with store_errors("reading an owner's vectors"):
-            rows = list(
-                await self.sqlite_vec.reader.execute_fetchall(
-                    f"SELECT memory_id, embedding FROM {TABLE} WHERE owner_id = ?",
-                    (index.owner_id,),
-                )
-            )
-        dtype = np.int8 if self.sqlite_vec.int8 else np.float32
-        ids, mat, pre = await asyncio.to_thread(self._build, rows, dim, dtype)
-        made = _Matrix(index, generation, ids, mat, pre)
-        self._mats[index.owner_id] = made
+    def _keep(self, made: OwnerMatrix) -> OwnerMatrix:
+        """Hold ``made`` as its owner's matrix unless a newer one is held; returns it."""
+        held = self._mats.get(made.owner_id)
+        if held is None or held.lineage is not made.lineage or held.generation <= made.generation:
+            self._mats[made.owner_id] = made
         if len(self._mats) > 4 * max(1, len(self.keywords.cache.owners)):
             for owner_id in [o for o in self._mats if o not in self.keywords.cache.owners]:
                 del self._mats[owner_id]
         return made
 
+    async def _patch(
+        self, held: OwnerMatrix, index: OwnerIndex, changed: set[int], dim: int
+    ) -> OwnerMatrix:
+        """``held`` with the current rows of ``changed`` (point lookups: ~30 µs per row)."""
+        generation = index.generation
+        rows = await self.sqlite_vec.vectors_of(index.owner_id, sorted(changed))
+        dtype = np.int8 if self.sqlite_vec.int8 else np.float32
+        return self._keep(held.patch(generation, changed, normalised_rows(rows, dim, dtype)))
+
+    async def _read(self, index: OwnerIndex, meta: VecMeta) -> OwnerMatrix:
+        """Read the owner's vectors (connection thread) and build the matrix (worker thread)."""
+        generation = index.generation
+        rows = await self.sqlite_vec.owner_vectors(index.owner_id)
+        dtype = np.int8 if self.sqlite_vec.int8 else np.float32
+        ids, mat, pre = await asyncio.to_thread(self._build, rows, meta.dim, dtype)
+        return self._keep(
+            OwnerMatrix(
+                index.owner_id, index.lineage, generation, ids, mat, pre, space=_space(meta)
+            )
+        )
+
     def _build(
         self, rows: list[Any], dim: int, dtype: type[np.generic]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], Preselect | None]:
         """The matrix of ``rows`` and its first stage (worker thread)."""
-        ids, mat = _normalised_rows(rows, dim, dtype)
+        ids, mat = normalised_rows(rows, dim, dtype)
         return ids, mat, build_preselect(mat, self.preselect_dims)
 
     async def search(
@@ -169,8 +174,8 @@ class VectorMatrices:
         hits: list[VectorHit] = []
         for owner_id in owners:
             index = await self.keywords.cache.owner(owner_id)
-            matrix = await self._matrix(index, meta.dim)
-            hits.extend(self._best(matrix, q, scope, k, now, owner_id != scope.owner_id))
+            matrix = await self._matrix(index, meta)
+            hits.extend(self._best(matrix, index, q, scope, k, now, owner_id != scope.owner_id))
         hits.sort(key=lambda h: (-h.score, h.memory_id))
         return hits[:k]
 
@@ -215,45 +220,36 @@ class VectorMatrices:
         ):
             m = self._mats.get(owner_id)
             current = self.keywords.cache.owners.get(owner_id)
-            if m is None or len(m.ids) == 0 or m.index is not current:
+            if m is None or current is None or m.lineage is not current.lineage:
                 continue
-            if m.generation != m.index.generation:
-                continue  # a write since the read: this matrix may hold an old vector
-            pos = np.minimum(np.searchsorted(m.ids, wanted), len(m.ids) - 1)
-            held = m.ids[pos] == wanted
-            if not held.any():
-                continue
-            # the dot products of search's exact stage: a memory gets the same cosine from both
-            found, sims = best_rows(m.mat, q, pos[held], int(held.sum()))
-            out.update(zip(m.ids[found].tolist(), sims.tolist(), strict=True))
+            if m.generation != current.generation:
+                continue  # not read for the current index, or a write since: may be stale
+            out.update(m.cosines(q, wanted))
         return out
 
     def _best(
         self,
-        m: _Matrix,
+        m: OwnerMatrix,
+        index: OwnerIndex,
         q: npt.NDArray[np.float32],
         scope: Scope,
         k: int,
         now: float,
         any_user: bool,
     ) -> list[VectorHit]:
-        if len(m.ids) == 0:
-            return []
         # BLAS sgemv on one thread, else einsum's own loop: a BLAS matrix-vector product on
         # OpenBLAS's default threads was 3-7x slower on a busy 2-core host (blas_threads.py)
-        take = min(len(m.ids), k * OVERSAMPLE)
-        rows: npt.NDArray[np.intp] | None = None
-        if m.preselect is not None:
-            rows = m.preselect.rows(q, take)
-        best, sims = best_rows(m.mat, q, rows, take, blas=self._blas)
-        scores = sims.tolist()
-        ids = m.ids[best].tolist()
+        take = min(m.rows, k * OVERSAMPLE)
+        if take == 0:
+            return []
+        ids, scores = m.best(q, take, blas=self._blas)
+        take = len(ids)
         retention = self.sqlite_vec.retention
         out: list[VectorHit] = []
         # Records are looked up k at a time, best first: when the first k rows are visible (the
         # common case) the other (OVERSAMPLE - 1) * k are never touched.
         for start in range(0, take, k):
-            found = m.index.lookup(ids[start : start + k])
+            found = index.lookup(ids[start : start + k])
             for memory_id, score in zip(
                 ids[start : start + k], scores[start : start + k], strict=True
             ):

@@ -39,6 +39,9 @@ MIN_NORM = 1e-6
 TABLE = "vec_memories"
 OVERSAMPLE = 3
 META_TTL_S = 2.0
+LOOKUP_BATCH = 100
+"""Point lookups per statement of :meth:`SqliteVecIndex.vectors_of` (SQLite allows 500 terms in a
+compound SELECT, ``SQLITE_MAX_COMPOUND_SELECT``)."""
 INT8_MAX = 127
 ROTATION_SEED = 20_240_601
 
@@ -243,6 +246,42 @@ class SqliteVecIndex:
                 await self.writer.executemany(
                     f"DELETE FROM {TABLE} WHERE memory_id = ?", [(i,) for i in memory_ids]
                 )
+
+    async def owner_vectors(self, owner_id: str) -> list[tuple[int, bytes]]:
+        """Every ``(memory_id, embedding bytes)`` of one owner partition (reader connection).
+
+        A scan of the partition's chunks: ~0.25 s at 10,000 rows of 256 float32 here.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        with store_errors("reading an owner's vectors"):
+            rows = await self.reader.execute_fetchall(
+                f"SELECT memory_id, embedding FROM {TABLE} WHERE owner_id = ?", (owner_id,)
+            )
+        return [(int(r[0]), bytes(r[1])) for r in rows]
+
+    async def vectors_of(self, owner_id: str, memory_ids: Sequence[int]) -> list[tuple[int, bytes]]:
+        """``(memory_id, embedding bytes)`` of those of ``memory_ids`` the owner has a row for.
+
+        One point lookup per id (vec0 answers ``memory_id = ?`` from its rowid index, ~30 µs,
+        but scans every chunk of the table for ``memory_id IN (...)``: 0.1-0.2 s at 10,000
+        rows), :data:`LOOKUP_BATCH` of them per statement joined by ``UNION ALL``.
+
+        Raises:
+            StoreError: the read failed.
+        """
+        out: list[tuple[int, bytes]] = []
+        one = f"SELECT memory_id, embedding FROM {TABLE} WHERE memory_id = ? AND owner_id = ?"
+        for start in range(0, len(memory_ids), LOOKUP_BATCH):
+            part = memory_ids[start : start + LOOKUP_BATCH]
+            with store_errors("reading vectors"):
+                rows = await self.reader.execute_fetchall(
+                    " UNION ALL ".join([one] * len(part)),
+                    [v for memory_id in part for v in (memory_id, owner_id)],
+                )
+            out.extend((int(r[0]), bytes(r[1])) for r in rows)
+        return out
 
     async def search(
         self, vector: npt.NDArray[np.float32], scope: Scope, k: int, now: float

@@ -126,3 +126,93 @@ async def test_similarities_are_the_cosines_of_any_cached_row(stored) -> None:
     assert matrices.similarities(query, scope, far) == {}
     await matrices.search(query, scope, 3, time.time())
     assert matrices.similarities(query, scope, far).keys() == want.keys()
+
+
+def _brute(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:
+    """The ``k`` ids of highest cosine with ``query`` (ties by smaller id)."""
+    return sorted(vectors, key=lambda i: (-float(vectors[i] @ query), i))[:k]
+
+
+async def test_writes_patch_the_matrix_and_search_as_a_fresh_read(stored) -> None:
+    # a few writes after the owner's matrix was read patch it (only their rows are read): new
+    # memories are found, a deleted one never again, a re-embedded one by its new vector, and
+    # the answers are those of a matrix read afresh from the store
+    store, keywords = stored
+    rng = np.random.default_rng(11)
+    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(60)]
+    written, index = await with_vectors(store, [""] * 60, vectors)
+    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
+    matrices = VectorMatrices(index, keywords)
+    scope = Scope(owner_id="o")
+    probes = [_unit(rng.standard_normal(DIM)) for _ in range(20)]
+    await matrices.search(probes[0], scope, 5, time.time())
+    base = matrices._mats["o"]
+
+    more, _ = await with_vectors(store, [""] * 3, [probes[1], probes[2], probes[3]])
+    current.update({m.id: v for m, v in zip(more, probes[1:4], strict=True)})
+    victim = written[0]
+    await store.writes.delete(victim.public_id)
+    current.pop(victim.id)
+    moved = written[1]
+    await index.upsert(
+        [
+            VectorRecord(
+                memory_id=moved.id,
+                owner_id="o",
+                user_id="",
+                session_id=None,
+                type=moved.type,
+                created_at=moved.created_at,
+                expires_at=None,
+                vector=probes[4].tolist(),
+            )
+        ]
+    )
+    # re-embedded: the job writes the vector, then clears the flag (a change of the memory)
+    await store.writes.mark_indexed([(moved.id, moved.updated_at)])
+    current[moved.id] = probes[4]
+    await keywords.cache.fresh()
+
+    fresh = VectorMatrices(index, keywords)  # reads the owner whole
+    for q in probes:
+        hits = await matrices.search(q, scope, 5, time.time())
+        again = await fresh.search(q, scope, 5, time.time())
+        assert hits is not None and again is not None
+        assert [h.memory_id for h in hits] == [h.memory_id for h in again] == _brute(current, q, 5)
+        assert [h.score for h in hits] == pytest.approx([h.score for h in again], abs=1e-6)
+    patched = matrices._mats["o"]
+    assert patched.ids is base.ids and patched is not base  # patched, the base not re-read
+    assert victim.id not in patched.cosines(probes[0], np.array([victim.id]))
+    got = matrices.similarities(probes[4], scope, [moved.id, more[0].id])
+    assert got[moved.id] == pytest.approx(1.0, abs=1e-5)
+    assert got[more[0].id] == pytest.approx(float(probes[1] @ probes[4]), abs=1e-5)
+
+
+async def test_the_matrix_is_patched_across_a_rebuild_of_the_keyword_index(stored) -> None:
+    # a rebuilt keyword index continues its predecessor's lineage: the vector matrix is patched
+    # with the rows written meanwhile instead of being read whole again
+    store, keywords = stored
+    rng = np.random.default_rng(5)
+    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(300)]
+    written, index = await with_vectors(store, [""] * 300, vectors)
+    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
+    matrices = VectorMatrices(index, keywords)
+    scope = Scope(owner_id="o")
+    await matrices.search(vectors[0], scope, 5, time.time())
+    base = matrices._mats["o"]
+    old = keywords.cache.owners["o"]
+    while not keywords.cache.rebuilding:  # 40 at a time: past the delta bound, not a mass change
+        more = [_unit(rng.standard_normal(DIM)) for _ in range(40)]
+        added, _ = await with_vectors(store, [""] * 40, more)
+        current.update({m.id: v for m, v in zip(added, more, strict=True)})
+        await matrices.search(vectors[0], scope, 5, time.time())  # patched as writes arrive
+        assert len(current) < 2000, "no rebuild started"
+    await asyncio.wait_for(keywords.cache.settle(), READY_TIMEOUT_S)
+    assert keywords.cache.owners["o"] is not old
+    fresh = VectorMatrices(index, keywords)
+    for q in [_unit(rng.standard_normal(DIM)) for _ in range(10)]:
+        hits = await matrices.search(q, scope, 5, time.time())
+        again = await fresh.search(q, scope, 5, time.time())
+        assert hits is not None and again is not None
+        assert [h.memory_id for h in hits] == [h.memory_id for h in again] == _brute(current, q, 5)
+    assert matrices._mats["o"].ids is base.ids  # never read whole again
