@@ -4,7 +4,7 @@ Usage::
 
     python bench/gateway.py [--sizes 1k,10k,100k] [--configs off,keyword,static,minilm]
         [--quick] [--c1 N] [--c10 N] [--c50 N] [--data-dir data]
-        [--routes chat,responses,messages]
+        [--routes chat,responses,messages] [--learn]
 
 One run measures, in this order and on the same machine state: the fake upstream alone, a
 minimal Starlette + uvicorn + aiohttp pass-through (``bench/_passthrough.py``) and mnemogate
@@ -23,6 +23,13 @@ c=50, p99 at c=50, the share of requests at c=50 that lost memory (the recall wa
 the keyword leg alone (``vector_timeout``), peak RSS, and each as a ratio to the pass-through;
 after the MiniLM row, the query embedding's CPU per query (``bench/embed_cost.py``, pinned the
 same way) as a share of that configuration's CPU per request.
+
+``--learn``: learning on for the measured requests (no ``x-mnemogate-no-learn``), on a copy of
+each database made for the run: every request body is then a distinct LoCoMo turn (a statement
+the gateway captures, embeds and indexes in the background, in-process) followed by a question,
+so recall runs while the owner's memories change under it. The lost share then shows whether
+writes make recall miss its budget (each write changes the recall caches that every later
+request reads).
 
 ``--routes chat,responses,messages`` (default ``chat``: the table above) instead measures, for each
 configuration and size, the client formats side by side against the fake upstream alone on the
@@ -50,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp
 
-from bench._corpus import queries
+from bench._corpus import memories, queries
 from bench._routes import ROUTES, Target, sample, table
 from bench._servers import fake_upstream, free_port, process, wait_port
 from bench.recall_latency import (
@@ -92,6 +99,28 @@ def peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _messages(text: str) -> list[dict[str, str]]:
+    """The chat of one request: ``text``, or a told turn, a reply and a question (``--learn``).
+
+    A ``--learn`` body is ``"<turn>\x00<question>"`` (:func:`learn_bodies`).
+    """
+    if "\x00" not in text:
+        return [{"role": "user", "content": text}]
+    turn, question = text.split("\x00", 1)
+    return [
+        {"role": "user", "content": turn},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": question},
+    ]
+
+
+def learn_bodies(qs: Iterator[str], n: int, seed: int) -> Iterator[str]:
+    """Endless ``--learn`` bodies: a distinct LoCoMo-like turn (``memories``) and a question."""
+    turns = memories(n, seed=seed)
+    for turn in turns:
+        yield f"{turn}\x00{next(qs)}"
+
+
 async def fire(url: str, headers: dict[str, str], bodies: list[str], c: int) -> dict[str, float]:
     """Send ``bodies`` with ``c`` in flight: latencies (ms), wall seconds, lost-memory share.
 
@@ -108,9 +137,7 @@ async def fire(url: str, headers: dict[str, str], bodies: list[str], c: int) -> 
         async def worker() -> None:
             nonlocal lost, keyword_only
             for text in it:
-                body = json.dumps(
-                    {"model": "fake-model", "messages": [{"role": "user", "content": text}]}
-                )
+                body = json.dumps({"model": "fake-model", "messages": _messages(text)})
                 t = time.perf_counter()
                 async with session.post(url, data=body, headers=headers) as resp:
                     await resp.read()
@@ -284,21 +311,27 @@ async def main_async(args: argparse.Namespace) -> None:
                 source = CONFIGS[name]["embedding_source"]
                 db = data / f"gw-{size}-{source}.db"
                 secret = await build_db(db, size, source)
-                env = gateway_env(name, db, upstream)
-                port = free_port()
-                cmd = [sys.executable, "-m", "services.cli", "serve", "--port", str(port)]
                 headers = {
                     "authorization": f"Bearer {secret}",
                     "content-type": "application/json",
-                    "x-mnemogate-no-learn": "true",
                 }
+                if not args.learn:
+                    headers["x-mnemogate-no-learn"] = "true"
                 if name == "off":
                     headers["x-mnemogate-no-memory"] = "true"
-                with server(cmd, env, port) as pid:
-                    m = await measure(
-                        f"http://127.0.0.1:{port}/v1/chat/completions", headers, pid, n, qs
-                    )
-                print(row(f"{name} @{size:,}", m, base, up["p50"]), flush=True)
+                with tempfile.TemporaryDirectory(dir=data) as tmp:
+                    if args.learn:  # the run's writes go to a copy: the cached database stays
+                        db = Path(shutil.copy(db, Path(tmp) / db.name))
+                    bodies = learn_bodies(qs, total, seed=size) if args.learn else qs
+                    env = gateway_env(name, db, upstream)
+                    port = free_port()
+                    cmd = [sys.executable, "-m", "services.cli", "serve", "--port", str(port)]
+                    with server(cmd, env, port) as pid:
+                        m = await measure(
+                            f"http://127.0.0.1:{port}/v1/chat/completions", headers, pid, n, bodies
+                        )
+                label = f"{name}{'+learn' if args.learn else ''} @{size:,}"
+                print(row(label, m, base, up["p50"]), flush=True)
                 if name == "minilm" and m["cpu"] > 0:
                     print(embedding_share(m["cpu"]), flush=True)
 
@@ -332,6 +365,9 @@ def main() -> None:
     parser.add_argument("--c50", type=int, default=1000)
     parser.add_argument(
         "--routes", default="chat", help="e.g. chat,responses,messages: formats side by side"
+    )
+    parser.add_argument(
+        "--learn", action="store_true", help="learning on (on a copy of each database)"
     )
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
