@@ -27,6 +27,8 @@ ENQUEUE_TIMEOUT_S = 2.0
 #: Unfinished in-process jobs recovered at start-up: outbox rows read per page, jobs run at once.
 RECOVERY_PAGE = 200
 RECOVERY_CONCURRENCY = 4
+IN_PROCESS_CONCURRENCY = 2
+"""In-process jobs running at once; the others wait their turn (oldest first)."""
 #: Seconds between removing finished jobs' records and scrubbing the WAL (batches the
 #: checkpoints of a burst of jobs into one); a busy checkpoint is retried after as long.
 SCRUB_DELAY_S = 0.25
@@ -191,6 +193,7 @@ class InProcessQueue:
         self.outbox = outbox
         self.scrubber = OutboxScrubber(outbox) if outbox is not None else None
         self._tasks: dict[str, asyncio.Task[Any]] = {}
+        self._gate = asyncio.Semaphore(IN_PROCESS_CONCURRENCY)
 
     async def enqueue(self, job_name: str, payload: msgspec.Struct) -> str:
         """Record the job, then start it in the background; returns its idempotency id."""
@@ -261,7 +264,8 @@ class InProcessQueue:
 
     async def _run(self, job_name: str, job_id: str, data: bytes) -> None:
         try:
-            await self.runner(job_name, data)
+            async with self._gate:
+                await self.runner(job_name, data)
         except Exception:
             log.exception("in-process job %s failed", job_name)
         # not reached when cancelled (shutdown): the record stays for the next start

@@ -34,8 +34,10 @@ REBUILD_MIN = 256
 """A delta of at most this many memories never triggers a rebuild."""
 REBUILD_SHARE = 0.05
 """Rebuild once more than this share of the owner's documents was replaced or added."""
-WRITTEN_LOG = 64
-"""Generations whose written memories an index remembers (:meth:`OwnerIndex.written_since`)."""
+WRITTEN_LOG = 1024
+"""Generations whose written memories an index remembers (:meth:`OwnerIndex.written_since`). A
+busy owner's feed moves it every few ms, so a cache derived from it (a vector matrix read whole
+in ~0.5 s at 10k rows) must be able to look back that far, or it would read everything again."""
 DF_MEMO = 16_384
 """Terms whose document frequency an owner index keeps between writes."""
 IDF_FLOOR = 1e-6

@@ -1,15 +1,15 @@
 """The sqlite-vec tier searched in memory: one matrix product per owner partition.
 
-Per cached owner (see :mod:`shared.recall_index.cache`), the owner's rows of ``vec_memories``
-are read once into a row-normalised float32 matrix; a query is one ``matrix @ query`` (cosine
+Per cached owner (see :mod:`shared.recall_index.cache`), the owner's rows of ``vec_memories`` are
+read once into a row-normalised float32 matrix; a query is one ``matrix @ query`` (cosine
 similarity), a partial sort, then the visibility rule on the few best rows using the memories the
 keyword index already holds (:func:`shared.recall_index.visibility.visible_row`, the rule of
 ``visibility_sql``). When the owner's index applied writes since the matrix was made (the change
-feed logs memory writes, deletes and the end of an embedding, which clears ``needs_reindex``),
-only the written memories' rows are read and patched in (:mod:`shared.recall_index.matrix`); the
-owner is read whole again for a rebuilt index or after :data:`~shared.recall_index.matrix.
-PATCH_MAX` patched rows. int8 tables hold rotated vectors (``shared.store.sqlite_vec.rotation``):
-the query is rotated the same way, which leaves cosine similarities unchanged.
+feed logs memory writes, deletes and the end of an embedding, which clears ``needs_reindex``), only
+the written memories' rows are read and patched in (:mod:`shared.recall_index.matrix`); the owner is
+read whole again only for a reloaded index or another vector space. int8 tables hold rotated vectors
+(``shared.store.sqlite_vec.rotation``): the query is rotated the same way, which leaves cosine
+similarities unchanged.
 
 A large matrix is searched in two stages (:mod:`shared.recall_index.preselect`): the query's
 projection on the owner's leading principal directions scores every row on a few dimensions,
@@ -72,15 +72,15 @@ class VectorMatrices:
     async def _matrix(self, index: OwnerIndex, meta: VecMeta) -> OwnerMatrix:
         """The owner's current matrix: read once per owner index lineage, then patched per write.
 
-        A write of a few memories since the held matrix was made is applied by reading only
-        their rows (:meth:`OwnerMatrix.patch`), also across a rebuild of the keyword index (it
-        continues the lineage); the whole owner is read again for a reloaded index (a new
-        lineage), another vector space, when the writes are no longer known
-        (:meth:`OwnerIndex.written_since`) or once the patches would exceed :data:`PATCH_MAX`
-        rows. Either read runs as its own task, shared by every request that needs it and
-        finishing even when they give up (the recall budget cancels a request, never the read):
-        a read longer than the budget used to be cancelled and started again by every request,
-        so the vector leg of a large owner never came back on a busy machine.
+        A write of a few memories since the held matrix was made is applied by reading only their
+        rows (:meth:`OwnerMatrix.patch`; merged in a worker thread once the patches exceed
+        :data:`PATCH_MAX` rows), also across a rebuild of the keyword index (it continues the
+        lineage); the whole owner is read again only for a reloaded index (a new lineage), another
+        vector space, or when the writes are no longer known (:meth:`OwnerIndex.written_since`).
+        Either read runs as its own task, shared by every request that needs it and finishing even
+        when they give up (the recall budget cancels a request, never the read): a read longer than
+        the budget used to be cancelled and started again by every request, so the vector leg of a
+        large owner never came back on a busy machine.
         """
         held = self._mats.get(index.owner_id)
         if held is not None and held.lineage is not index.lineage:
@@ -94,11 +94,7 @@ class VectorMatrices:
             if held is not None and held.space == _space(meta):
                 changed = index.written_since(held.generation)
             read: Coroutine[Any, Any, OwnerMatrix]
-            if (
-                held is not None
-                and changed is not None
-                and held.patched + len(changed) <= PATCH_MAX
-            ):
+            if held is not None and changed is not None:
                 read = self._patch(held, index, changed, meta.dim)
             else:
                 read = self._read(index, meta)
@@ -129,7 +125,10 @@ class VectorMatrices:
         generation = index.generation
         rows = await self.sqlite_vec.vectors_of(index.owner_id, sorted(changed))
         dtype = np.int8 if self.sqlite_vec.int8 else np.float32
-        return self._keep(held.patch(generation, changed, normalised_rows(rows, dim, dtype)))
+        made = held.patch(generation, changed, normalised_rows(rows, dim, dtype))
+        if made.patched > PATCH_MAX:  # merged in a worker thread, never read whole again
+            made = await asyncio.to_thread(made.compacted, self.preselect_dims)
+        return self._keep(made)
 
     async def _read(self, index: OwnerIndex, meta: VecMeta) -> OwnerMatrix:
         """Read the owner's vectors (connection thread) and build the matrix (worker thread)."""

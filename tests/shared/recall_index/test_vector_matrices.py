@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from shared.models import Memory, NewMemory, Scope
+from shared.recall_index.matrix import PATCH_MAX, OwnerMatrix
 from shared.recall_index.vectors import OVERSAMPLE, VectorMatrices
 from shared.store import Store
 from shared.store.sqlite_vec import SqliteVecIndex
@@ -216,3 +217,50 @@ async def test_the_matrix_is_patched_across_a_rebuild_of_the_keyword_index(store
         assert hits is not None and again is not None
         assert [h.memory_id for h in hits] == [h.memory_id for h in again] == _brute(current, q, 5)
     assert matrices._mats["o"].ids is base.ids  # never read whole again
+
+
+async def test_patches_past_the_bound_are_merged_in_memory(stored) -> None:
+    # past PATCH_MAX patched rows the base and the patch are merged, not read from the store
+    # again: a row removed from the vector table behind the feed's back (no change logged) stays
+    # in the merged matrix, which a whole read would have dropped
+    store, keywords = stored
+    rng = np.random.default_rng(9)
+    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(100)]
+    written, index = await with_vectors(store, [""] * 100, vectors)
+    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
+    matrices = VectorMatrices(index, keywords)
+    scope = Scope(owner_id="o")
+    await matrices.search(vectors[0], scope, 5, time.time())
+    await index.delete([written[0].id])  # unlogged: the cached matrix keeps its row
+    while len(current) <= 100 + PATCH_MAX:
+        more = [_unit(rng.standard_normal(DIM)) for _ in range(50)]
+        added, _ = await with_vectors(store, [""] * 50, more)
+        current.update({m.id: v for m, v in zip(added, more, strict=True)})
+        await matrices.search(vectors[0], scope, 5, time.time())
+    merged = matrices._mats["o"]
+    assert merged.patched < PATCH_MAX and len(merged.ids) > 100  # merged into a new base
+    assert written[0].id in merged.cosines(vectors[0], np.array([written[0].id]))  # not re-read
+    for q in [_unit(rng.standard_normal(DIM)) for _ in range(10)]:
+        hits = await matrices.search(q, scope, 5, time.time())
+        assert hits is not None
+        assert [h.memory_id for h in hits] == _brute(current, q, 5)
+
+
+def test_masked_rows_nearest_the_query_never_shorten_the_answer() -> None:
+    # the 30 rows nearest the query are superseded (deleted, no new vector): more rows than the
+    # first ask covers, so the base is asked again for enough live ones
+    rng = np.random.default_rng(3)
+    query = _unit(np.eye(DIM, dtype=np.float32)[0])
+    distances = np.sort(rng.uniform(0.01, 1.5, 60))
+    mat = np.stack([_unit(query + d * _unit(rng.standard_normal(DIM))) for d in distances])
+    ids = np.arange(1, 61, dtype=np.int64)
+    base = OwnerMatrix("o", object(), 0, ids, mat)
+    nearest = _brute({int(i): mat[i - 1] for i in ids}, query, 30)
+    empty = (np.zeros(0, np.int64), np.zeros((0, DIM), np.float32))
+    patched = base.patch(1, nearest, empty)
+    got, sims = patched.best(query, 5)
+    live = {int(i): mat[i - 1] for i in ids if int(i) not in nearest}
+    assert got == _brute(live, query, 5)
+    assert sims == pytest.approx([float(mat[i - 1] @ query) for i in got], abs=1e-6)
+    assert patched.cosines(query, np.array([nearest[0], got[0]])).keys() == {got[0]}
+    assert base.best(query, 2)[0] == nearest[:2]  # the base object itself is unchanged

@@ -7,21 +7,12 @@ from __future__ import annotations
 import asyncio
 
 from shared.jobs.payloads import LEARN, LearnPayload, encode_payload, job_id_for
-from shared.jobs.queue import RECOVERY_CONCURRENCY, InProcessQueue
+from shared.jobs.queue import IN_PROCESS_CONCURRENCY, RECOVERY_CONCURRENCY, InProcessQueue
 from shared.store import Store
 
 
 def _payload(i: int) -> bytes:
-    return encode_payload(
-        LearnPayload(
-            owner_id="krec",
-            user_id="",
-            session_id=None,
-            user_turns=[f"I prefer Zorblang{i}"],
-            created_at=1_700_000_000.0 + i,
-            request_id=f"r{i}",
-        )
-    )
+    return encode_payload(_decoded(i))
 
 
 async def test_recovery_runs_every_unfinished_job_with_bounded_concurrency(tmp_path):
@@ -89,3 +80,51 @@ async def test_a_job_enqueued_during_recovery_runs_once(tmp_path):
         assert await store.outbox.count() == 0
     finally:
         await store.close()
+
+
+async def test_a_burst_of_jobs_runs_a_few_at_a_time_and_every_one_is_recorded(tmp_path):
+    # under load learning waits its turn instead of competing with requests for the event loop;
+    # every waiting job is in the outbox (a crash loses none of them) until it has run
+    store = await Store.open(str(tmp_path / "burst.db"))
+    running = 0
+    peak = 0
+    ran: list[bytes] = []
+    release = asyncio.Event()
+
+    async def runner(name: str, data: bytes) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await release.wait()
+        running -= 1
+        ran.append(data)
+
+    queue = InProcessQueue(runner, store.outbox)
+    try:
+        n = 40
+        for i in range(n):
+            await queue.enqueue(LEARN, _decoded(i))
+        for _ in range(1000):  # the first jobs have started
+            if running == IN_PROCESS_CONCURRENCY:
+                break
+            await asyncio.sleep(0.001)
+        assert running == IN_PROCESS_CONCURRENCY
+        assert await store.outbox.count() == n  # the waiting ones are recorded too
+        release.set()
+        await asyncio.wait_for(queue.drain(), 60)
+        assert sorted(ran) == sorted(_payload(i) for i in range(n))
+        assert peak == IN_PROCESS_CONCURRENCY
+        assert await store.outbox.count() == 0
+    finally:
+        await store.close()
+
+
+def _decoded(i: int) -> LearnPayload:
+    return LearnPayload(
+        owner_id="krec",
+        user_id="",
+        session_id=None,
+        user_turns=[f"I prefer Zorblang{i}"],
+        created_at=1_700_000_000.0 + i,
+        request_id=f"r{i}",
+    )
