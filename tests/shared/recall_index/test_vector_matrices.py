@@ -134,23 +134,42 @@ def _brute(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[in
     return sorted(vectors, key=lambda i: (-float(vectors[i] @ query), i))[:k]
 
 
+class Seeded:
+    """Owner ``o`` with ``n`` random unit vectors, its matrix read once by ``matrices``."""
+
+    def __init__(self, rng, written, index, current, matrices) -> None:
+        self.rng, self.written, self.index = rng, written, index
+        self.current, self.matrices = current, matrices
+
+    async def add(self, store: Store, vectors: list[np.ndarray]) -> list[Memory]:
+        """Memories of ``vectors`` written (and tracked in ``current``)."""
+        added, _ = await with_vectors(store, [""] * len(vectors), vectors)
+        self.current.update({m.id: v for m, v in zip(added, vectors, strict=True)})
+        return added
+
+
+async def seeded(store: Store, keywords, n: int, seed: int) -> Seeded:
+    rng = np.random.default_rng(seed)
+    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(n)]
+    written, index = await with_vectors(store, [""] * n, vectors)
+    matrices = VectorMatrices(index, keywords)
+    await matrices.search(vectors[0], Scope(owner_id="o"), 5, time.time())
+    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
+    return Seeded(rng, written, index, current, matrices)
+
+
 async def test_writes_patch_the_matrix_and_search_as_a_fresh_read(stored) -> None:
     # a few writes after the owner's matrix was read patch it (only their rows are read): new
     # memories are found, a deleted one never again, a re-embedded one by its new vector, and
     # the answers are those of a matrix read afresh from the store
     store, keywords = stored
-    rng = np.random.default_rng(11)
-    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(60)]
-    written, index = await with_vectors(store, [""] * 60, vectors)
-    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
-    matrices = VectorMatrices(index, keywords)
+    o = await seeded(store, keywords, 60, 11)
+    written, index, current, matrices = o.written, o.index, o.current, o.matrices
     scope = Scope(owner_id="o")
-    probes = [_unit(rng.standard_normal(DIM)) for _ in range(20)]
-    await matrices.search(probes[0], scope, 5, time.time())
+    probes = [_unit(o.rng.standard_normal(DIM)) for _ in range(20)]
     base = matrices._mats["o"]
 
-    more, _ = await with_vectors(store, [""] * 3, [probes[1], probes[2], probes[3]])
-    current.update({m.id: v for m, v in zip(more, probes[1:4], strict=True)})
+    more = await o.add(store, probes[1:4])
     victim = written[0]
     await store.writes.delete(victim.public_id)
     current.pop(victim.id)
@@ -193,20 +212,14 @@ async def test_the_matrix_is_patched_across_a_rebuild_of_the_keyword_index(store
     # a rebuilt keyword index continues its predecessor's lineage: the vector matrix is patched
     # with the rows written meanwhile instead of being read whole again
     store, keywords = stored
-    rng = np.random.default_rng(5)
-    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(300)]
-    written, index = await with_vectors(store, [""] * 300, vectors)
-    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
-    matrices = VectorMatrices(index, keywords)
+    o = await seeded(store, keywords, 300, 5)
+    rng, index, current, matrices = o.rng, o.index, o.current, o.matrices
     scope = Scope(owner_id="o")
-    await matrices.search(vectors[0], scope, 5, time.time())
     base = matrices._mats["o"]
     old = keywords.cache.owners["o"]
     while not keywords.cache.rebuilding:  # 40 at a time: past the delta bound, not a mass change
-        more = [_unit(rng.standard_normal(DIM)) for _ in range(40)]
-        added, _ = await with_vectors(store, [""] * 40, more)
-        current.update({m.id: v for m, v in zip(added, more, strict=True)})
-        await matrices.search(vectors[0], scope, 5, time.time())  # patched as writes arrive
+        await o.add(store, [_unit(rng.standard_normal(DIM)) for _ in range(40)])
+        await matrices.search(base.mat[0], scope, 5, time.time())  # patched as writes arrive
         assert len(current) < 2000, "no rebuild started"
     await asyncio.wait_for(keywords.cache.settle(), READY_TIMEOUT_S)
     assert keywords.cache.owners["o"] is not old
@@ -224,22 +237,17 @@ async def test_patches_past_the_bound_are_merged_in_memory(stored) -> None:
     # again: a row removed from the vector table behind the feed's back (no change logged) stays
     # in the merged matrix, which a whole read would have dropped
     store, keywords = stored
-    rng = np.random.default_rng(9)
-    vectors = [_unit(rng.standard_normal(DIM)) for _ in range(100)]
-    written, index = await with_vectors(store, [""] * 100, vectors)
-    current = {m.id: v for m, v in zip(written, vectors, strict=True)}
-    matrices = VectorMatrices(index, keywords)
+    o = await seeded(store, keywords, 100, 9)
+    rng, written, current, matrices = o.rng, o.written, o.current, o.matrices
     scope = Scope(owner_id="o")
-    await matrices.search(vectors[0], scope, 5, time.time())
-    await index.delete([written[0].id])  # unlogged: the cached matrix keeps its row
+    first = current[written[0].id]
+    await o.index.delete([written[0].id])  # unlogged: the cached matrix keeps its row
     while len(current) <= 100 + PATCH_MAX:
-        more = [_unit(rng.standard_normal(DIM)) for _ in range(50)]
-        added, _ = await with_vectors(store, [""] * 50, more)
-        current.update({m.id: v for m, v in zip(added, more, strict=True)})
-        await matrices.search(vectors[0], scope, 5, time.time())
+        await o.add(store, [_unit(rng.standard_normal(DIM)) for _ in range(50)])
+        await matrices.search(first, scope, 5, time.time())
     merged = matrices._mats["o"]
     assert merged.patched < PATCH_MAX and len(merged.ids) > 100  # merged into a new base
-    assert written[0].id in merged.cosines(vectors[0], np.array([written[0].id]))  # not re-read
+    assert written[0].id in merged.cosines(first, np.array([written[0].id]))  # not re-read
     for q in [_unit(rng.standard_normal(DIM)) for _ in range(10)]:
         hits = await matrices.search(q, scope, 5, time.time())
         assert hits is not None
