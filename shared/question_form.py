@@ -52,15 +52,14 @@ _PLEASANTRY_RE = re.compile(
 # Asides around a question that say nothing about the user: laughter and hesitation ("lol",
 # "haha", "hmm"), remarks about the asking itself ("I forgot.", "just curious", "(asking for a
 # friend)"), hashtags, and sentences without a letter or digit (":)", emoji).
-_ASIDE_RE = re.compile(
-    r"^\W*(?:lol|lmao|rofl|haha\w*|hehe\w*|xd|jk|hmm+|hm+|um+|uh+|oh|ah|well|anyway|"
-    r"just\s+(?:curious|wondering|asking)|curious|asking\s+for\s+a\s+friend|no\s+rush|"
-    r"thanks\s+in\s+advance|i\s+(?:forgot|forget|can'?t\s+remember|cannot\s+remember|"
+_ASIDE_WORDS = (
+    r"(?:lol|lmao|rofl|haha\w*|hehe\w*|xd|jk|pls|plz|please|hmm+|hm+|um+|uh+|oh|ah|so|well|"
+    r"anyway|again|then|just\s+(?:curious|wondering|asking)|curious|asking\s+for\s+a\s+friend|"
+    r"no\s+rush|thanks\s+in\s+advance|i\s+(?:forgot|forget|can'?t\s+remember|cannot\s+remember|"
     r"don'?t\s+remember|do\s+not\s+remember|can'?t\s+recall|don'?t\s+recall|am\s+curious|"
-    r"'?m\s+curious|was\s+wondering|wonder)(?:\s+(?:it|again|already|now))?)\W*$"
-    r"|^(?:\s*#\w+)+\W*$",
-    re.IGNORECASE,
+    r"'?m\s+curious|was\s+wondering|wonder)(?:\s+(?:it|again|already|now))?|#\w+)"
 )
+_ASIDE_RE = re.compile(rf"^\W*(?:{_ASIDE_WORDS}(?:\W+|$))+$", re.IGNORECASE)
 
 
 def _aside(sentence: str) -> bool:
@@ -84,8 +83,8 @@ _AUX = r"(?:is|are|was|were|am|do|does|did|can|could|should|would|will|shall|hav
 _SUBJECT = r"(?:i|you|we|he|she|it|they|the|my|our|his|her|their|this|that|these|those)"
 _UNMARKED_QUESTION_RE = re.compile(
     rf"{_LEAD}(?:(?:what|where|when|who|whom|whose|which|why|how)(?:\s+(?!{_SUBJECT}\b)\w+)?\s+{_AUX}\b"
-    r"(?<!which is)|(?:whats|wheres|whens|whos|hows|whys)\b|how\s+(?:old|many|much|long|far|often|"
-    rf"come)\b|{_AUX}\s+(?:i|you|we|my|our|your|the|it|there|this|that|they|he|she)\b"
+    r"(?<!which is)|(?:what|where|when|who|how|why)['\u2019]?s\b|"
+    rf"how\s+(?:old|many|much|long|far|often|come)\b|{_AUX}\s+(?:i|you|we|my|our|your|the|it|there|this|that|they|he|she)\b"
     r"(?!\s+(?:know|remember|recall)\b)|do\s+you\s+(?:know|remember|recall)\b(?!\s+that\b)"
     # "do you remember my dog's name" asks; "do you know Rex is my dog" tells (a clause follows)
     r"(?![^.?!]*\b(?:is|are|was|were|am|has|have|had|'re)\s)|"

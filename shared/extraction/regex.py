@@ -15,8 +15,10 @@ Steps, all with patterns compiled at import time:
 3. The text is split into sentences at ``.``/``!``/``?`` followed by whitespace or the end (never
    inside ``Next.js``, ``Python 3.12``, URLs; not after ``e.g.``, ``i.e.``, ``etc.``, …) and at
    ``。！？`` and newlines.
-4. Sentences are dropped when they are questions (end in ``?``/``？`` or start with an
-   interrogative or auxiliary: "Should I…", "Do you…", "What…"), hypotheticals ("if I…",
+4. Sentences are dropped when they are questions (end in ``?``/``？``, start with an
+   interrogative or auxiliary: "Should I…", "Do you…", "What…", or are worded as one after a
+   hesitation: "hey what is my dog called lol",
+   :func:`shared.question_form.is_question_sentence`), hypotheticals ("if I…",
    "suppose we…", "hypothetically"), or an AI talking about itself ("As an AI, …").
 5. Sentences are split into clauses before a new subject ("…, and I live in…", "… but I…");
    a clause with a hedge (maybe, might, perhaps, probably, not sure, considering, …) and the
@@ -79,6 +81,7 @@ from shared.extraction.rule_builders import (
     build_tool,
     build_work_as,
 )
+from shared.question_form import is_question_sentence
 
 __all__ = ["MAX_INPUT_CHARS", "MAX_OBJECT_CHARS", "extract_facts", "is_do_not_remember"]
 
@@ -223,6 +226,8 @@ def extract_facts(text: str) -> list[ExtractedFact]:
         if not sentence.strip() or QUESTION_END_RE.search(sentence):
             continue
         if INTERROGATIVE_RE.match(sentence) or HYPOTHETICAL_RE.search(sentence):
+            continue
+        if is_question_sentence(sentence.strip()):  # "hey what is my dog called lol"
             continue
         if AI_SELF_RE.search(sentence):
             continue

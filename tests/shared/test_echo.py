@@ -65,6 +65,13 @@ from shared.recall_index.analysis import query_tokens
         "Any idea what my dog is called",
         "hmm ok what is my cat's name",
         "ok so can you tell me my dog's name",
+        "what's my dog called lol",
+        "what\u2019s my dog called lmao",
+        "what's my dog called again lol pls",
+        "what's my name lol",
+        "So... what is my dog's name? just curious",
+        "So... what's my dog called? just curious lol",
+        "hey what is my dog called lol",
     ],
 )
 def test_only_asking_is_a_question_or_request(text):
@@ -105,6 +112,8 @@ def test_only_asking_is_a_question_or_request(text):
         "Do you know Rex is my dog",
         "Do you know we're moving to Leeds",
         "Do you remember that my dog is Rex",
+        "what's up, I moved to Berlin",
+        "then my dog died",
         # notes to remember, worded as requests or questions, carry the fact
         "Please note that I am allergic to peanuts",
         "Can you remember that my bike is a Brompton",

@@ -404,3 +404,22 @@ def test_contradicted_keys(key, expected):
     from shared.extraction import contradicted_keys
 
     assert contradicted_keys(key) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hey what is my dog called lol",
+        "hey what's my dog called lol",
+        "hmm ok what is my cat called",
+        "so what's my dog called then",
+    ],
+)
+def test_a_question_typed_without_its_mark_teaches_nothing(text: str) -> None:
+    # "called lol" once became the fact "User has a dog named lol"
+    assert extract_facts(text) == []
+
+
+def test_the_statement_beside_such_a_question_is_still_learned() -> None:
+    facts = [f.content for f in extract_facts("what's my dog called lol. My dog is called Rex.")]
+    assert facts == ["User has a dog named Rex"]
