@@ -66,6 +66,7 @@ class OwnerMatrix:
         "generation",
         "ids",
         "lineage",
+        "masked",
         "mat",
         "owner_id",
         "preselect",
@@ -92,19 +93,18 @@ class OwnerMatrix:
         self.mat = mat
         self.preselect = preselect
         self.dead = dead
+        self.masked = 0 if dead is None else int(dead.sum())  # immutable: counted once
         self.extra_ids, self.extra = extra if extra is not None else (_NO_IDS, mat[:0])
 
     @property
     def patched(self) -> int:
         """Rows the patches account for (masked base rows plus extra rows)."""
-        return (0 if self.dead is None else int(self.dead.sum())) + len(self.extra_ids)
+        return self.masked + len(self.extra_ids)
 
     @property
     def rows(self) -> int:
         """Live rows (base rows not masked, plus extra rows)."""
-        return (
-            len(self.ids) - (0 if self.dead is None else int(self.dead.sum())) + len(self.extra_ids)
-        )
+        return len(self.ids) - self.masked + len(self.extra_ids)
 
     def patch(
         self,
@@ -173,7 +173,7 @@ class OwnerMatrix:
         """
         if take <= 0 or self.rows == 0:
             return [], []
-        masked = 0 if self.dead is None else int(self.dead.sum())
+        masked = self.masked
         want = min(len(self.ids), take + min(masked, take))
         while True:
             rows = self.preselect.rows(query, want) if self.preselect is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 
 from shared.memory_render import MemoryPreparer
@@ -91,7 +92,9 @@ async def test_a_rebuild_swaps_in_a_full_index_while_the_old_one_answers(tmp_pat
         assert index.cache.owners["o1"] is old
         other = OtherWriter(path)
         try:
+            deadline = time.monotonic() + 120
             while index.cache.owners["o1"] is old:
+                assert time.monotonic() < deadline, "the rebuilt index was never swapped in"
                 await found(index, "walrus")
                 await asyncio.sleep(0.005)
         finally:

@@ -90,11 +90,14 @@ async def test_a_burst_of_jobs_runs_a_few_at_a_time_and_every_one_is_recorded(tm
     peak = 0
     ran: list[bytes] = []
     release = asyncio.Event()
+    full = asyncio.Event()
 
     async def runner(name: str, data: bytes) -> None:
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
+        if running == IN_PROCESS_CONCURRENCY:
+            full.set()
         await release.wait()
         running -= 1
         ran.append(data)
@@ -104,10 +107,7 @@ async def test_a_burst_of_jobs_runs_a_few_at_a_time_and_every_one_is_recorded(tm
         n = 40
         for i in range(n):
             await queue.enqueue(LEARN, _decoded(i))
-        for _ in range(1000):  # the first jobs have started
-            if running == IN_PROCESS_CONCURRENCY:
-                break
-            await asyncio.sleep(0.001)
+        await asyncio.wait_for(full.wait(), 60)  # the first jobs have started
         assert running == IN_PROCESS_CONCURRENCY
         assert await store.outbox.count() == n  # the waiting ones are recorded too
         release.set()
