@@ -218,7 +218,7 @@ def build_keyword_index(
     and echo features (None: the request path renders them on the fly).
     """
     cache = OwnerCache(
-        SqliteSource(store.reader, store.path, shared_with_writer=store.reader is store.writer),
+        SqliteSource(store.reader, store.path, writer=store.writer),
         bm25_params(settings),
         budget_bytes=settings.recall_cache_mb * 1024 * 1024,
         freshness_s=settings.recall_freshness_ms / 1000,

@@ -98,15 +98,22 @@ class SqliteSource:
     close). A cold load reads the feed head, then the owner's rows in rowid chunks (index
     ``memories_owner_rowid``, migration 0012), each its own statement, so feed reads for other
     owners interleave with a long load; a change landing in between is applied again after the
-    load, which is idempotent. ``shared_with_writer``: the reader is also the writer (a
-    ``:memory:`` store).
+    load, which is idempotent.
+
+    The source's own writes (snapshots, feed pruning) go through ``writer``, the store's writer
+    connection (its transactions serialised with the store's by ``transaction``'s lock), never
+    through ``conn``: a write's ``BEGIN IMMEDIATE`` waits up to the busy timeout for another
+    writer (a worker learning, a burst of this process's learn jobs), and on the reader it held
+    every feed read of the process behind it, so recalls ran out of budget.
     """
 
-    def __init__(self, conn: aiosqlite.Connection, path: str, *, shared_with_writer: bool) -> None:
+    def __init__(
+        self, conn: aiosqlite.Connection, path: str, *, writer: aiosqlite.Connection
+    ) -> None:
         self.conn = conn
+        self.writer = writer
         self.path = None if path == ":memory:" else path
-        self.shared_with_writer = shared_with_writer
-        # One request at a time on the connection (feed reads, row chunks, snapshot parts), so
+        # One request at a time on the connection (feed reads, row chunks, snapshot reads), so
         # no feed read ever runs inside another caller's explicit transaction.
         self._txn = asyncio.Lock()
         self._peek: Any = None  # read-only probe connection, opened on first use
@@ -167,8 +174,7 @@ class SqliteSource:
 
     async def prune(self, older_than: float, keep_last: int) -> int:
         """See :meth:`RecallSource.prune`."""
-        async with self._txn:
-            return await recall_rows.prune_changes(self.conn, older_than, keep_last)
+        return await recall_rows.prune_changes(self.writer, older_than, keep_last)
 
     async def load_snapshot(self, owner_id: str) -> tuple[int, str, bytes | bytearray] | None:
         """See :meth:`RecallSource.load_snapshot` (None for a ``:memory:`` store)."""
@@ -183,10 +189,7 @@ class SqliteSource:
         """See :meth:`RecallSource.save_snapshot` (never for a ``:memory:`` store)."""
         if self.path is None:
             return False
-        async with self._txn:
-            return await recall_rows.save_snapshot(
-                self.conn, owner_id, seq, fmt, blob, max_id=max_id
-            )
+        return await recall_rows.save_snapshot(self.writer, owner_id, seq, fmt, blob, max_id=max_id)
 
     async def close(self) -> None:
         """Close the probe connection and file (the main connection belongs to the store)."""

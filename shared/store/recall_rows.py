@@ -118,13 +118,14 @@ async def prune_changes(conn: aiosqlite.Connection, older_than: float, keep_last
     """Delete feed rows written before ``older_than``.
 
     Delete feed rows written before ``older_than`` (unix seconds), always keeping the newest
-    ``keep_last`` rows; returns how many were deleted.
+    ``keep_last`` rows; returns how many were deleted. Commit hooks are not run: no memory
+    changed.
 
     Raises:
         StoreError: the database failed.
     """
     with store_errors("pruning the change feed"):
-        async with transaction(conn):
+        async with transaction(conn, notify=False):
             cur = await conn.execute(
                 "DELETE FROM memory_changes WHERE at < ? AND seq <= "
                 "(SELECT COALESCE(MAX(seq), 0) FROM memory_changes) - ?",

@@ -3,13 +3,15 @@
 Real store file, real writes through the store's write paths. A snapshot split into many parts
 loads back byte for byte and answers like the warm index; a missing or corrupt part makes the
 cold load rebuild from the rows (same answers); a delete after the snapshot drops every part and
-the deleted memory is never recalled; the owner's rows read in chunks are every row once, in
-rowid order; analysing rows chunk by chunk gives exactly the postings, frequencies, lengths and
-columns of a one-shot analysis.
+the deleted memory is never recalled; a snapshot waiting for another writer never holds feed
+reads; the owner's rows read in chunks are every row once, in rowid order; analysing rows chunk
+by chunk gives exactly the postings, frequencies, lengths and columns of a one-shot analysis.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -197,7 +199,7 @@ async def test_owner_above_the_cache_budget_is_still_answered(tmp_path: Path) ->
     await store.writes.upsert(NewMemory(owner_id="global", content="Caroline support group rules"))
     now = time.time()
     cache = OwnerCache(
-        SqliteSource(store.reader, store.path, shared_with_writer=False),
+        SqliteSource(store.reader, store.path, writer=store.writer),
         bm25_params(config),
         budget_bytes=1,  # every owner is above the budget
     )
@@ -240,4 +242,30 @@ async def test_parts_without_a_manifest_are_dropped_by_a_delete(tmp_path: Path) 
         )
         assert await _one(store, sql) == 0
     finally:
+        await store.close()
+
+
+async def test_a_snapshot_waiting_for_the_write_lock_never_holds_feed_reads(tmp_path: Path) -> None:
+    """Snapshots are written through the writer: while one waits for another process's write
+    lock, this process's feed reads (on the reader) still answer."""
+    store, config = await _open(tmp_path, 20)
+    index = build_keyword_index(config, store)
+    source = index.cache.source
+    blocker = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")  # another process holds the database's write lock
+        try:
+            head = await source.head()
+            save = asyncio.ensure_future(source.save_snapshot("o1", head, snap.FORMAT, b"blob"))
+            for _ in range(20):  # the save starts and waits for the write lock
+                await asyncio.sleep(0)
+            changes = await asyncio.wait_for(source.since(0, 1000), 60)
+            assert changes and max(c.seq for c in changes) == head
+            assert not save.done(), "the feed read waited for the snapshot's write lock"
+        finally:
+            blocker.execute("ROLLBACK")
+        assert await asyncio.wait_for(save, 60), "stored once the lock was released"
+    finally:
+        blocker.close()
+        await index.close()
         await store.close()
