@@ -189,20 +189,25 @@ async def _write(
     return writes, [m.id for m, _ in written if m.needs_reindex and m.id not in purged]
 
 
+_EVENTS = (("extraction", "facts"), ("capture", "captured"))
+"""The events a learn job records: (event kind, counter name)."""
+
+
 async def _finish(jc: JobContext, p: LearnPayload, turns: _Turns, counts: dict[str, int]) -> None:
     """Step 6: the cursor (last write), then events and counters.
 
     ``counts`` maps counter names to values; ``facts`` and ``captured`` are the writes kept
     after forgets.
     """
-    if turns.prefixes:
+    events = [(kind, counts[name]) for kind, name in _EVENTS if counts[name]]
+    if turns.prefixes:  # the cursor and the events in one commit
         total = len(turns.prefixes)
         await jc.store.cursors.mark_learned(
-            p.owner_id, p.user_id, turns.prefixes[-1], total, time.time()
+            p.owner_id, p.user_id, turns.prefixes[-1], total, time.time(), events
         )
-    for event, name in (("extraction", "facts"), ("capture", "captured")):
-        if counts[name]:
-            await jc.store.events.record(event, p.owner_id, user_id=p.user_id, count=counts[name])
+    else:
+        for kind, n in events:
+            await jc.store.events.record(kind, p.owner_id, user_id=p.user_id, count=n)
     for name, value in counts.items():
         jc.count(name, value)
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import aiosqlite
 
 from shared.store.connection import store_errors, transaction
+from shared.store.events import INSERT_EVENT, event_row
 
 _LOOKUP_CHUNK = 500
 
@@ -47,17 +48,32 @@ class CursorStore:
         return best
 
     async def mark_learned(
-        self, owner_id: str, user_id: str, prefix_id: str, learned_turns: int, now: float
+        self,
+        owner_id: str,
+        user_id: str,
+        prefix_id: str,
+        learned_turns: int,
+        now: float,
+        events: Sequence[tuple[str, int]] = (),
     ) -> None:
-        """Record that the prefix ``prefix_id`` (``learned_turns`` user turns) was learned."""
+        """Record that the prefix ``prefix_id`` (``learned_turns`` user turns) was learned.
+
+        ``events``: ``(kind, count)`` events of what was learned (e.g. ``("capture", 2)``),
+        appended to ``memory_events`` in the same transaction (one commit per learned exchange,
+        not one per table). Neither table is read by recall, so the commit does not mark the
+        recall cache stale.
+        """
+        rows = [event_row(kind, owner_id, user_id, count=n, now=now) for kind, n in events]
         with store_errors("writing a learn cursor"):
-            async with transaction(self.conn):
+            async with transaction(self.conn, notify=False):
                 await self.conn.execute(
                     "INSERT INTO learn_cursors VALUES (?,?,?,?,?) "
                     "ON CONFLICT (owner_id, user_id, conversation_id) DO UPDATE SET "
                     "updated_at = excluded.updated_at",
                     (owner_id, user_id, prefix_id, learned_turns, now),
                 )
+                if rows:
+                    await self.conn.executemany(INSERT_EVENT, rows)
 
     async def release(self, owner_id: str, user_id: str, prefix_ids: Sequence[str]) -> None:
         """Forget that the prefixes ``prefix_ids`` were learned (their memories were deleted).

@@ -12,6 +12,27 @@ from shared.store.connection import store_errors, transaction
 
 _encoder = msgspec.json.Encoder()
 
+INSERT_EVENT = (
+    "INSERT INTO memory_events (owner_id, user_id, memory_id, kind, count, detail, created_at) "
+    "VALUES (?,?,?,?,?,?,?)"
+)
+"""The insert of one ``memory_events`` row; parameters as :func:`event_row` returns them."""
+
+
+def event_row(
+    kind: str,
+    owner_id: str,
+    user_id: str = "",
+    memory_id: int | None = None,
+    count: int = 1,
+    detail: dict[str, Any] | None = None,
+    now: float | None = None,
+) -> tuple[Any, ...]:
+    """The parameters of :data:`INSERT_EVENT` for one event (``now`` None: the current time)."""
+    encoded = _encoder.encode(detail or {}).decode()
+    at = time.time() if now is None else now
+    return (owner_id, user_id, memory_id, kind, count, encoded, at)
+
 
 class EventStore:
     """Append-only ``memory_events`` log."""
@@ -35,22 +56,10 @@ class EventStore:
         Events never change what recall can see, so the commit does not mark the in-memory
         recall cache stale (``notify=False``: no feed read forced on the next request).
         """
+        row = event_row(kind, owner_id, user_id, memory_id, count, detail, now)
         with store_errors("recording an event"):
             async with transaction(self.conn, notify=False):
-                await self.conn.execute(
-                    "INSERT INTO memory_events "
-                    "(owner_id, user_id, memory_id, kind, count, detail, created_at) "
-                    "VALUES (?,?,?,?,?,?,?)",
-                    (
-                        owner_id,
-                        user_id,
-                        memory_id,
-                        kind,
-                        count,
-                        _encoder.encode(detail or {}).decode(),
-                        time.time() if now is None else now,
-                    ),
-                )
+                await self.conn.execute(INSERT_EVENT, row)
 
     async def totals(self, owner_id: str | None = None) -> dict[str, int]:
         """Sum of ``count`` per event kind (one owner, or all)."""

@@ -30,6 +30,7 @@ from shared.runtime import assemble_job_context, in_process_queue
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import load_settings
 from shared.store import Store
+from shared.store.connection import on_commit
 
 EMAIL = "jane.doe@example.com"
 
@@ -248,6 +249,23 @@ async def test_one_request_learns_only_the_newest_learn_max_turns(make_jc):
     more = await learn(jc, payload([*turns, "I prefer Lang20 for scripting"]))
     assert more.turns == 1 and more.captured == 1
     assert len(await turn_memories(jc)) == 9
+
+
+async def test_an_exchange_commits_its_cursor_and_events_together(make_jc):
+    """The cursor and the learned events are one commit that leaves the recall cache fresh:
+    only the memories' own upsert marks it stale (a cursor write forced a feed read)."""
+    jc = await make_jc()
+    stale: list[int] = []
+    on_commit(jc.store.writer, lambda: stale.append(1))
+    result = await learn(jc, payload(["I prefer Zig for scripting", "My dog is called Rex"]))
+    assert result.captured == 2 and result.facts == 2
+    assert len(stale) == 1, "only the upsert of the memories marks the recall cache stale"
+    totals = await jc.store.events.totals("k1")
+    assert totals["capture"] == 2 and totals["extraction"] == 2
+    assert await learn(jc, payload(["I prefer Zig for scripting", "My dog is called Rex"])) == (
+        LearnResult()
+    )  # the cursor was written: a replay learns nothing and records nothing
+    assert await jc.store.events.totals("k1") == totals
 
 
 async def test_learn_max_turns_setting_and_llm_extractor_are_capped(make_jc, upstream):

@@ -385,16 +385,26 @@ class MemoryStore:
         """Delete the memories of.
 
         (``owner_id``, ``user_id``) with these upsert keys in one transaction (FTS5 and sqlite-vec
-        rows go via triggers); returns the deleted rowids.
+        rows go via triggers); returns the deleted rowids. When none exists (the common case: a
+        learned fact contradicts nothing stored) nothing is written, so no commit marks the recall
+        cache stale.
         """
         if not keys:
             return []
         marks = ",".join("?" * len(keys))
+        params = [owner_id, user_id, *keys]
         with store_errors("deleting superseded memories"):
+            held = await self.conn.execute_fetchall(
+                f"SELECT 1 FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks}) "
+                "LIMIT 1",
+                params,
+            )
+            if not list(held):
+                return []
             async with transaction(self.conn):
                 rows = await self.conn.execute_fetchall(
                     f"DELETE FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks}) "
                     "RETURNING id",
-                    [owner_id, user_id, *keys],
+                    params,
                 )
         return [int(r[0]) for r in rows]
