@@ -16,7 +16,7 @@ import aiosqlite
 import msgspec
 
 from shared.models import Memory
-from shared.store.connection import store_errors, transaction
+from shared.store.connection import outside_transactions, store_errors, transaction
 from shared.store.memories import COLUMNS, row_to_memory
 
 LOAD_COLUMNS = COLUMNS + ", search_text, context"
@@ -283,10 +283,10 @@ async def save_snapshot(
     snapshot may hold (rowid up to ``max_id``, None = any of the owner's): its text may be
     deleted or edited, and must not come back at rest; a higher rowid (written after the rows
     were read, e.g. the turn the loading request learns) cannot touch it. The owner's previous
-    snapshot is deleted first, each part is written in its own short transaction (a 1 GB
-    snapshot in one transaction would hold the write lock for longer than other writers' busy
-    timeout), and the manifest last, in one transaction with that check; when the check fails
-    the parts are deleted again. A reader that meets parts without a manifest, or a manifest
+    snapshot is deleted first, each part is written by its own statement (a 1 GB snapshot in
+    one transaction would hold the write lock for longer than other writers' busy timeout), and
+    the manifest last, by one statement that makes that check; when the check fails the parts
+    are deleted again. A reader that meets parts without a manifest, or a manifest
     with other parts, ignores them (the checksums). Returns whether it was stored.
 
     Raises:
@@ -296,36 +296,47 @@ async def save_snapshot(
     parts = [view[i : i + part_bytes] for i in range(0, len(blob), max(1, part_bytes))]
     drop_parts = "DELETE FROM recall_snapshot_parts WHERE owner_id = ?"
     with store_errors("writing a recall snapshot"):
-        async with transaction(conn, notify=False):
-            await conn.execute("DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
-            await conn.execute(drop_parts, (owner_id,))
+        await _autocommit(conn, "DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
+        await _autocommit(conn, drop_parts, (owner_id,))
         for part, data in enumerate(parts):
-            async with transaction(conn, notify=False):
-                await conn.execute(
-                    "INSERT OR REPLACE INTO recall_snapshot_parts (owner_id, part, data) "
-                    "VALUES (?, ?, ?)",
-                    (owner_id, part, data),
-                )
-        async with transaction(conn, notify=False):
-            cur = await conn.execute(
-                "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
-                "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_changes "
-                "WHERE owner_id = ? AND seq > ? AND op != 'a' AND memory_id <= ?)",
-                (
-                    owner_id,
-                    seq,
-                    fmt,
-                    _manifest(parts),
-                    owner_id,
-                    seq,
-                    _ID_CEILING if max_id is None else max_id,
-                ),
+            await _autocommit(
+                conn,
+                "INSERT OR REPLACE INTO recall_snapshot_parts (owner_id, part, data) "
+                "VALUES (?, ?, ?)",
+                (owner_id, part, data),
             )
-            stored = cur.rowcount
-            await cur.close()
-            if not stored:
-                await conn.execute(drop_parts, (owner_id,))
+        stored = await _autocommit(
+            conn,
+            "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
+            "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_changes "
+            "WHERE owner_id = ? AND seq > ? AND op != 'a' AND memory_id <= ?)",
+            (
+                owner_id,
+                seq,
+                fmt,
+                _manifest(parts),
+                owner_id,
+                seq,
+                _ID_CEILING if max_id is None else max_id,
+            ),
+        )
+        if not stored:
+            await _autocommit(conn, drop_parts, (owner_id,))
     return bool(stored)
+
+
+async def _autocommit(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> int:
+    """Run one statement as its own implicit transaction; the rows it changed.
+
+    SQLite takes the write lock when the statement starts and commits when it ends, both on the
+    connection's thread, so the lock is never held across a round trip through the event loop
+    (an explicit ``BEGIN IMMEDIATE`` … ``COMMIT`` around a large part held it while the loop
+    was busy with requests: 0.3-0.7 s per part under load, every other write of the process
+    waiting). The connection's transaction lock is held for the statement only, so another
+    task's transaction never contains it, and commit hooks are not run (no memory changes).
+    """
+    async with outside_transactions(conn), conn.execute(sql, params) as cur:
+        return int(cur.rowcount)
 
 
 async def drop_snapshot(conn: aiosqlite.Connection, owner_id: str) -> None:
