@@ -382,29 +382,19 @@ class MemoryStore:
         return [int(c or 0) for c in counts]
 
     async def delete_keys(self, owner_id: str, user_id: str, keys: Sequence[str]) -> Sequence[int]:
-        """Delete the memories of.
+        """Delete the memories of (``owner_id``, ``user_id``) with these upsert keys; their rowids.
 
-        (``owner_id``, ``user_id``) with these upsert keys in one transaction (FTS5 and sqlite-vec
-        rows go via triggers); returns the deleted rowids. When none exists (the common case: a
-        learned fact contradicts nothing stored) nothing is written, so no commit marks the recall
-        cache stale.
+        One transaction (FTS5 and sqlite-vec rows go via triggers); none when no such key is
+        stored (the common case), so no commit marks the recall cache stale.
         """
-        if not keys:
-            return []
         marks = ",".join("?" * len(keys))
+        where = f"FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks})"
         params = [owner_id, user_id, *keys]
         with store_errors("deleting superseded memories"):
-            held = await self.conn.execute_fetchall(
-                f"SELECT 1 FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks}) "
-                "LIMIT 1",
-                params,
-            )
-            if not list(held):
+            if not keys or not await self.conn.execute_fetchall(
+                f"SELECT 1 {where} LIMIT 1", params
+            ):
                 return []
             async with transaction(self.conn):
-                rows = await self.conn.execute_fetchall(
-                    f"DELETE FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks}) "
-                    "RETURNING id",
-                    params,
-                )
+                rows = await self.conn.execute_fetchall(f"DELETE {where} RETURNING id", params)
         return [int(r[0]) for r in rows]
