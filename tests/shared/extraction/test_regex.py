@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +17,7 @@ from shared.extraction import (
     key_for_statement,
     slug,
 )
+from shared.extraction.patterns import _DNR_RE, APOSTROPHES
 
 
 def facts_of(text: str) -> list[tuple[str, str]]:
@@ -153,6 +156,37 @@ def test_e4_questions_yield_nothing(text: str) -> None:
 def test_e5_do_not_remember_skips_whole_message(text: str) -> None:
     assert is_do_not_remember(text)
     assert extract_facts(text) == []
+
+
+_DNR_PIECES = [
+    "don't remember this",
+    "DO NOT save that",
+    "dont log it",
+    "Never store this",
+    "forget what I just said",
+    "off-the-record",
+    "do not put it in your memory",
+    "I don\u2019t want you to record",
+    "please",
+    "I prefer tabs",
+    "my dog is called Rex",
+    "I don't remember the command",
+    "K\u212aelvin \u017fign",
+    ",",
+    ".",
+    "\u00a0",
+    "\n",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_DNR_PIECES), max_size=6), st.randoms(use_true_random=False))
+def test_do_not_remember_answers_as_its_pattern(pieces: list[str], rnd: random.Random) -> None:
+    """The substring pre-check never changes the answer of the case-insensitive pattern."""
+    text = " ".join(
+        "".join(c.upper() if rnd.random() < 0.3 else c for c in piece) for piece in pieces
+    )
+    assert is_do_not_remember(text) == (_DNR_RE.search(text.translate(APOSTROPHES)) is not None)
 
 
 @pytest.mark.parametrize(
