@@ -11,12 +11,12 @@ by chunk gives exactly the postings, frequencies, lengths and columns of a one-s
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sqlean
 
 from shared.models import NewMemory, Scope
 from shared.recall_index import KeywordIndex, bm25_params, build_keyword_index
@@ -249,9 +249,12 @@ async def test_a_snapshot_waiting_for_the_write_lock_never_holds_feed_reads(tmp_
     """Snapshots are written through the writer: while one waits for another process's write
     lock, this process's feed reads (on the reader) still answer."""
     store, config = await _open(tmp_path, 20)
+    await store.writer.execute("PRAGMA busy_timeout = 300000")  # the save waits, never fails
     index = build_keyword_index(config, store)
     source = index.cache.source
-    blocker = sqlite3.connect(store.path, isolation_level=None)
+    # sqlean, as the store: two SQLite libraries in one process do not see each other's locks
+    # (each keeps its own table of the process's POSIX locks; sqlite.org/howtocorrupt.html)
+    blocker = sqlean.connect(store.path, isolation_level=None)
     try:
         blocker.execute("BEGIN IMMEDIATE")  # another process holds the database's write lock
         try:
@@ -262,6 +265,8 @@ async def test_a_snapshot_waiting_for_the_write_lock_never_holds_feed_reads(tmp_
             changes = await asyncio.wait_for(source.since(0, 1000), 60)
             assert changes and max(c.seq for c in changes) == head
             assert not save.done(), "the feed read waited for the snapshot's write lock"
+            await asyncio.sleep(0.2)  # however long it waits, the save cannot pass the lock
+            assert not save.done() and await source.since(head, 10) == []
         finally:
             blocker.execute("ROLLBACK")
         assert await asyncio.wait_for(save, 60), "stored once the lock was released"
