@@ -199,15 +199,11 @@ async def _finish(jc: JobContext, p: LearnPayload, turns: _Turns, counts: dict[s
     ``counts`` maps counter names to values; ``facts`` and ``captured`` are the writes kept
     after forgets.
     """
-    events = [(kind, counts[name]) for kind, name in _EVENTS if counts[name]]
-    if turns.prefixes:  # the cursor and the events in one commit
-        total = len(turns.prefixes)
-        await jc.store.cursors.mark_learned(
-            p.owner_id, p.user_id, turns.prefixes[-1], total, time.time(), events
+    if turns.prefixes:  # without user turns nothing was written: no cursor, no event
+        events = [(kind, counts[name]) for kind, name in _EVENTS if counts[name]]
+        await jc.store.cursors.mark_learned(  # the cursor and the events in one commit
+            p.owner_id, p.user_id, turns.prefixes[-1], len(turns.prefixes), time.time(), events
         )
-    else:
-        for kind, n in events:
-            await jc.store.events.record(kind, p.owner_id, user_id=p.user_id, count=n)
     for name, value in counts.items():
         jc.count(name, value)
 

@@ -8,7 +8,7 @@ from typing import Any
 import aiosqlite
 import msgspec
 
-from shared.store.connection import store_errors, transaction
+from shared.store.connection import autocommit, store_errors
 
 _encoder = msgspec.json.Encoder()
 
@@ -54,12 +54,11 @@ class EventStore:
         """Append one event of ``kind`` (e.g. ``injection``, ``extraction``, ``eviction``).
 
         Events never change what recall can see, so the commit does not mark the in-memory
-        recall cache stale (``notify=False``: no feed read forced on the next request).
+        recall cache stale (:func:`~shared.store.connection.autocommit`: no feed read forced).
         """
         row = event_row(kind, owner_id, user_id, memory_id, count, detail, now)
         with store_errors("recording an event"):
-            async with transaction(self.conn, notify=False):
-                await self.conn.execute(INSERT_EVENT, row)
+            await autocommit(self.conn, INSERT_EVENT, row)
 
     async def totals(self, owner_id: str | None = None) -> dict[str, int]:
         """Sum of ``count`` per event kind (one owner, or all)."""

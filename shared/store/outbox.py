@@ -17,7 +17,7 @@ import time
 import aiosqlite
 import msgspec
 
-from shared.store.connection import outside_transactions, store_errors, transaction
+from shared.store.connection import autocommit, outside_transactions, store_errors
 
 
 class OutboxJob(msgspec.Struct, frozen=True):
@@ -39,12 +39,12 @@ class OutboxStore:
     async def add(self, job_name: str, job_id: str, payload: bytes, error: str = "") -> None:
         """Park a job (ignored if a job with ``job_id`` is already parked)."""
         with store_errors("writing the job outbox"):
-            async with transaction(self.conn, notify=False):  # no memory row
-                await self.conn.execute(
-                    "INSERT INTO job_outbox (job_name, job_id, payload, created_at, last_error) "
-                    "VALUES (?,?,?,?,?) ON CONFLICT (job_id) DO NOTHING",
-                    (job_name, job_id, payload, time.time(), error or None),
-                )
+            await autocommit(  # no memory row: no commit hook
+                self.conn,
+                "INSERT INTO job_outbox (job_name, job_id, payload, created_at, last_error) "
+                "VALUES (?,?,?,?,?) ON CONFLICT (job_id) DO NOTHING",
+                (job_name, job_id, payload, time.time(), error or None),
+            )
 
     async def take(self, limit: int = 100, *, after_id: int = 0) -> list[OutboxJob]:
         """The oldest ``limit`` parked jobs with a row id above ``after_id``.
@@ -63,8 +63,7 @@ class OutboxStore:
     async def remove(self, row_id: int) -> None:
         """Delete a delivered job."""
         with store_errors("deleting from the job outbox"):
-            async with transaction(self.conn, notify=False):  # no memory row
-                await self.conn.execute("DELETE FROM job_outbox WHERE id = ?", (row_id,))
+            await autocommit(self.conn, "DELETE FROM job_outbox WHERE id = ?", (row_id,))
 
     async def max_id(self) -> int:
         """The largest row id in the outbox (0 when empty)."""
@@ -76,17 +75,16 @@ class OutboxStore:
     async def remove_job(self, job_id: str) -> None:
         """Delete the job with idempotency id ``job_id`` (no-op when absent)."""
         with store_errors("deleting from the job outbox"):
-            async with transaction(self.conn, notify=False):  # no memory row
-                await self.conn.execute("DELETE FROM job_outbox WHERE job_id = ?", (job_id,))
+            await autocommit(self.conn, "DELETE FROM job_outbox WHERE job_id = ?", (job_id,))
 
     async def mark_failed(self, row_id: int, error: str) -> None:
         """Count a failed delivery attempt and remember its error."""
         with store_errors("updating the job outbox"):
-            async with transaction(self.conn, notify=False):  # no memory row
-                await self.conn.execute(
-                    "UPDATE job_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                    (error[:500], row_id),
-                )
+            await autocommit(
+                self.conn,
+                "UPDATE job_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                (error[:500], row_id),
+            )
 
     async def count(self) -> int:
         """Number of parked jobs."""

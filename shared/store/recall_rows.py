@@ -16,7 +16,7 @@ import aiosqlite
 import msgspec
 
 from shared.models import Memory
-from shared.store.connection import outside_transactions, store_errors, transaction
+from shared.store.connection import autocommit, store_errors
 from shared.store.memories import COLUMNS, row_to_memory
 
 LOAD_COLUMNS = COLUMNS + ", search_text, context"
@@ -125,15 +125,12 @@ async def prune_changes(conn: aiosqlite.Connection, older_than: float, keep_last
         StoreError: the database failed.
     """
     with store_errors("pruning the change feed"):
-        async with transaction(conn, notify=False):
-            cur = await conn.execute(
-                "DELETE FROM memory_changes WHERE at < ? AND seq <= "
-                "(SELECT COALESCE(MAX(seq), 0) FROM memory_changes) - ?",
-                (older_than, keep_last),
-            )
-            deleted = cur.rowcount
-            await cur.close()
-    return int(deleted)
+        return await autocommit(
+            conn,
+            "DELETE FROM memory_changes WHERE at < ? AND seq <= "
+            "(SELECT COALESCE(MAX(seq), 0) FROM memory_changes) - ?",
+            (older_than, keep_last),
+        )
 
 
 async def owner_rows(
@@ -296,16 +293,16 @@ async def save_snapshot(
     parts = [view[i : i + part_bytes] for i in range(0, len(blob), max(1, part_bytes))]
     drop_parts = "DELETE FROM recall_snapshot_parts WHERE owner_id = ?"
     with store_errors("writing a recall snapshot"):
-        await _autocommit(conn, "DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
-        await _autocommit(conn, drop_parts, (owner_id,))
+        await autocommit(conn, "DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
+        await autocommit(conn, drop_parts, (owner_id,))
         for part, data in enumerate(parts):
-            await _autocommit(
+            await autocommit(
                 conn,
                 "INSERT OR REPLACE INTO recall_snapshot_parts (owner_id, part, data) "
                 "VALUES (?, ?, ?)",
                 (owner_id, part, data),
             )
-        stored = await _autocommit(
+        stored = await autocommit(
             conn,
             "INSERT OR REPLACE INTO recall_snapshots (owner_id, seq, format, data) "
             "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_changes "
@@ -321,22 +318,8 @@ async def save_snapshot(
             ),
         )
         if not stored:
-            await _autocommit(conn, drop_parts, (owner_id,))
+            await autocommit(conn, drop_parts, (owner_id,))
     return bool(stored)
-
-
-async def _autocommit(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) -> int:
-    """Run one statement as its own implicit transaction; the rows it changed.
-
-    SQLite takes the write lock when the statement starts and commits when it ends, both on the
-    connection's thread, so the lock is never held across a round trip through the event loop
-    (an explicit ``BEGIN IMMEDIATE`` … ``COMMIT`` around a large part held it while the loop
-    was busy with requests: 0.3-0.7 s per part under load, every other write of the process
-    waiting). The connection's transaction lock is held for the statement only, so another
-    task's transaction never contains it, and commit hooks are not run (no memory changes).
-    """
-    async with outside_transactions(conn), conn.execute(sql, params) as cur:
-        return int(cur.rowcount)
 
 
 async def drop_snapshot(conn: aiosqlite.Connection, owner_id: str) -> None:
@@ -346,5 +329,4 @@ async def drop_snapshot(conn: aiosqlite.Connection, owner_id: str) -> None:
         StoreError: the database failed.
     """
     with store_errors("dropping a recall snapshot"):
-        async with transaction(conn, notify=False):
-            await conn.execute("DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))
+        await autocommit(conn, "DELETE FROM recall_snapshots WHERE owner_id = ?", (owner_id,))

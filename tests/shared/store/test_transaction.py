@@ -14,7 +14,7 @@ import contextlib
 import sqlean
 
 from shared.store import Store
-from shared.store.connection import transaction
+from shared.store.connection import autocommit, on_commit, transaction
 
 
 async def test_cancelled_begin_leaves_no_open_transaction(tmp_path):
@@ -68,5 +68,39 @@ async def test_transaction_commits_and_rolls_back(tmp_path):
         async with store.writer.execute("SELECT name FROM lifecycle_state ORDER BY name") as cur:
             assert [r[0] for r in await cur.fetchall()] == ["a"]
         assert not store.writer.in_transaction
+    finally:
+        await store.close()
+
+
+async def test_autocommit_never_joins_another_tasks_transaction(tmp_path):
+    """``autocommit`` waits for a transaction open on the connection, is not undone by its
+    rollback, and runs no commit hook."""
+    store = await Store.open(str(tmp_path / "t.db"))
+    hooks: list[int] = []
+    on_commit(store.writer, lambda: hooks.append(1))
+    inside, release = asyncio.Event(), asyncio.Event()
+
+    async def rolled_back() -> None:
+        with contextlib.suppress(RuntimeError):
+            async with transaction(store.writer) as conn:
+                await conn.execute("INSERT INTO lifecycle_state VALUES ('a', '1', 0)")
+                inside.set()
+                await release.wait()
+                raise RuntimeError("roll back")
+
+    try:
+        task = asyncio.create_task(rolled_back())
+        await asyncio.wait_for(inside.wait(), 60)
+        sql = "INSERT INTO lifecycle_state VALUES ('b', '2', 0)"
+        write = asyncio.create_task(autocommit(store.writer, sql))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not write.done(), "it waits for the open transaction to end"
+        release.set()
+        await asyncio.wait_for(task, 60)
+        assert await asyncio.wait_for(write, 60) == 1
+        rows = await store.writer.execute_fetchall("SELECT name FROM lifecycle_state")
+        assert [r[0] for r in rows] == ["b"]
+        assert hooks == []
     finally:
         await store.close()
