@@ -100,19 +100,24 @@ async def keyword_candidates(
 
 
 async def index_candidates(
-    index: KeywordIndex, request: KeywordSearch, settings: Settings
-) -> tuple[list[Candidate], dict[int, Memory]]:
-    """Keyword leg over the in-memory index, candidates best first.
+    index: KeywordIndex,
+    request: KeywordSearch,
+    settings: Settings,
+    prepared_fp: str | None = None,
+) -> tuple[list[Candidate], dict[int, Memory], dict[int, Prepared]]:
+    """Keyword leg over the in-memory index: candidates best first, records and features.
 
     BM25 with the owner's own statistics and the ``bm25_k1``/``bm25_b``/``recall_context_weight``
-    of ``settings``.
+    of ``settings``. The third map holds the hits' features prepared under ``prepared_fp``
+    (None: the cache's current preparer), by rowid; hits without any are not in it.
     """
     index.reconfigure(bm25_params(settings))
-    rows = await index.search(request)
+    rows = await index.search_prepared(request, prepared_fp)
     candidates = [
-        Candidate(memory_id=m.id, score=score, rank=i + 1) for i, (m, score) in enumerate(rows)
+        Candidate(memory_id=m.id, score=score, rank=i + 1) for i, (m, score, _) in enumerate(rows)
     ]
-    return candidates, {m.id: m for m, _ in rows}
+    memories = {m.id: m for m, _, _ in rows}
+    return candidates, memories, {m.id: p for m, _, p in rows if p is not None}
 
 
 class KeywordLeg(msgspec.Struct):
@@ -143,15 +148,14 @@ async def keyword_leg(
     """
     request = keyword_search_of(scope, query, settings, now)
     index = engine.keywords if engine is not None else None
+    ready: dict[int, Prepared] = {}
     if index is not None:
-        found = await index_candidates(index, request, settings)
+        hits, memories, ready = await index_candidates(index, request, settings, prepared_fp)
     else:
-        found = await keyword_candidates(store, request)
+        hits, memories = await keyword_candidates(store, request)
     # an echo of the query (a stored copy of this question) never sets the floor; a memory that
     # asked about the query's words is rescored first, with features prepared when the
     # memories were indexed (else analysed here)
-    memories = found[1]
-    ready = index.prepared(scope, memories.values(), prepared_fp) if index is not None else {}
-    kept = screen_keyword_hits(index, scope, query, echo_of, found[0], memories, settings, ready)
+    kept = screen_keyword_hits(index, scope, query, echo_of, hits, memories, settings, ready)
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return KeywordLeg(floored, memories, ready)

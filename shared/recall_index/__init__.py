@@ -92,6 +92,22 @@ class KeywordIndex:
         Raises:
             StoreError: the change feed or a cold owner could not be read.
         """
+        return [(m, score) for m, score, _ in await self.search_prepared(request)]
+
+    async def search_prepared(
+        self, request: KeywordSearch, fingerprint: str | None = None
+    ) -> list[tuple[Memory, float, Prepared | None]]:
+        """:meth:`search`, each hit with its features prepared under ``fingerprint``.
+
+        ``(memory, score, features)``: the features (block line, echo and question features)
+        that a preparer of ``fingerprint`` (None: the cache's current one) made for exactly this
+        record when it was indexed, None when there are none (the caller prepares it). The
+        answer :meth:`prepared` would give, read by the hit's position instead of a look-up per
+        rowid.
+
+        Raises:
+            StoreError: the change feed or a cold owner could not be read.
+        """
         terms = query_tokens(request.query)
         if not terms or request.limit <= 0:
             return []
@@ -108,7 +124,15 @@ class KeywordIndex:
             retention=request.retention,
             limit=request.limit,
             common_df=request.common_df,
+            fingerprint=self._fingerprint(fingerprint),
         )
+
+    def _fingerprint(self, fingerprint: str | None) -> str | None:
+        """``fingerprint``, or the cache's current preparer's when None (None without one)."""
+        if fingerprint is not None:
+            return fingerprint
+        held = self.cache.prepare
+        return None if held is None else held.fingerprint
 
     async def fresh(self) -> None:
         """Wait until the cache is fresh enough to answer (:meth:`OwnerCache.fresh`).
@@ -143,10 +167,9 @@ class KeywordIndex:
         current one, enough for the echo features, which do not depend on redaction); the caller
         prepares the rest. No I/O.
         """
-        held = self.cache.prepare
-        if held is None:
+        wanted = self._fingerprint(fingerprint)
+        if wanted is None or self.cache.prepare is None:
             return {}
-        wanted = held.fingerprint if fingerprint is None else fingerprint
         by_owner: dict[str, list[Memory]] = {}
         for m in memories:
             if m.owner_id in (scope.owner_id, GLOBAL_OWNER):

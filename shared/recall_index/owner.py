@@ -160,8 +160,7 @@ class OwnerIndex:
         configuration) for exactly the held record (same text, date and category) are returned;
         callers prepare the others themselves. No I/O.
         """
-        prepare = self.prepare
-        if prepare is None or prepare.fingerprint != fingerprint:
+        if not self._prepared_by(fingerprint):
             return {}
         seg, delta = self.segment, self.delta
         ready = seg.prepared if seg.prepared_fp == fingerprint else None
@@ -208,14 +207,17 @@ class OwnerIndex:
         retention: Retention | None,
         required: Sequence[str] = (),
         limit: int = 0,
-    ) -> tuple[npt.NDArray[np.float64], list[Memory]]:
-        """Scores and memories of the visible documents matching a term of ``weights``.
+        fingerprint: str | None = None,
+    ) -> tuple[npt.NDArray[np.float64], list[Memory], list[Prepared | None]]:
+        """Scores, memories and prepared features of the visible documents matching ``weights``.
 
         Scores and memories of the visible documents matching a term of ``weights`` (term →
         IDF): the best ``limit`` of the segment (all with 0) plus every delta hit. With
         ``required``, only documents holding all of those terms count. Only the kept documents
         are touched in Python; the segment's top is exact with MaxScore pruning
-        (:mod:`shared.recall_index.topk`).
+        (:mod:`shared.recall_index.topk`). The third list holds each hit's features prepared by
+        a preparer of ``fingerprint`` (None where there are none, all None when ``fingerprint``
+        is None or not this index's preparer's): read by position, so no look-up by rowid.
         """
         seg = self.segment
         codes = self.codes(scope)
@@ -227,14 +229,26 @@ class OwnerIndex:
 
         idx, scores = pruned_top(seg, weights, visible, limit, max(1, len(required)))
         held = seg.memories
-        memories = [held[i] for i in idx.tolist()]
-        if not self.delta.memories:
-            return scores, memories
+        positions = idx.tolist()
+        memories = [held[i] for i in positions]
+        prepared = self._prepared_by(fingerprint)
+        ready = seg.prepared if prepared and seg.prepared_fp == fingerprint else None
+        features = [ready[i] for i in positions] if ready is not None else [None] * len(positions)
+        delta = self.delta
+        if not delta.memories:
+            return scores, memories, features
         extra = self._delta_hits(weights, scope, now, retention, required, codes.any_user)
         if extra:
             scores = np.concatenate([scores, np.fromiter(extra.values(), dtype=np.float64)])
-            memories.extend(self.delta.memories[i] for i in extra)
-        return scores, memories
+            memories.extend(delta.memories[i] for i in extra)
+            features.extend(delta.prepared.get(i) if prepared else None for i in extra)
+        return scores, memories, features
+
+    def _prepared_by(self, fingerprint: str | None) -> bool:
+        """Whether this index's features were made by a preparer of ``fingerprint``."""
+        return fingerprint is not None and (
+            self.prepare is not None and self.prepare.fingerprint == fingerprint
+        )
 
     def _delta_hits(
         self,
@@ -287,12 +301,15 @@ def search(
     retention: Retention | None,
     limit: int,
     common_df: int = 0,
-) -> list[tuple[Memory, float]]:
+    fingerprint: str | None = None,
+) -> list[tuple[Memory, float, Prepared | None]]:
     """BM25 top ``limit`` over ``parts`` for the analysed query ``terms``, best first.
 
-    Returns ``(memory, score)``, score > 0 (higher better), ties by smaller rowid. Terms held by
-    at least ``common_df`` documents are dropped when rarer terms exist; when every term is that
-    common, only documents holding all of them count (0 keeps every term, as the SQL tier did).
+    Returns ``(memory, score, features)``, score > 0 (higher better), ties by smaller rowid;
+    ``features``: the hit's features prepared under ``fingerprint`` (None when there are none;
+    always None without ``fingerprint``), see :meth:`OwnerIndex.hits`. Terms held by at least
+    ``common_df`` documents are dropped when rarer terms exist; when every term is that common,
+    only documents holding all of them count (0 keeps every term, as the SQL tier did).
     """
     parts = [p for p in parts if p.stat_docs]  # an empty partition adds nothing to N or df
     n = sum(p.stat_docs for p in parts)
@@ -314,28 +331,32 @@ def search(
             return []
     weights = {t: idf(n, df[t]) for t in present}
     found = [
-        (part, part.hits(weights, scope, now, retention, required, limit))
+        (part, part.hits(weights, scope, now, retention, required, limit, fingerprint))
         for part in parts
         if part.size
     ]
     found = [(part, hit) for part, hit in found if hit[1]]
     if len(found) == 1:
-        part, (scores, memories) = found[0]
+        part, (scores, memories, features) = found[0]
         if len(memories) <= limit and not part.delta.memories and part.segment.ids_ascending:
             # the segment's top alone, best first with ties by position, i.e. by rowid
-            return list(zip(memories, scores.tolist(), strict=True))
+            return list(zip(memories, scores.tolist(), features, strict=True))
     all_scores = [hit[0] for _, hit in found]
     all_memories = [m for _, hit in found for m in hit[1]]
     if not all_memories:
         return []
-    return _top(np.concatenate(all_scores), all_memories, limit)
+    all_features = [p for _, hit in found for p in hit[2]]
+    return _top(np.concatenate(all_scores), all_memories, all_features, limit)
 
 
 def _top(
-    scores: npt.NDArray[np.float64], memories: list[Memory], limit: int
-) -> list[tuple[Memory, float]]:
+    scores: npt.NDArray[np.float64],
+    memories: list[Memory],
+    features: list[Prepared | None],
+    limit: int,
+) -> list[tuple[Memory, float, Prepared | None]]:
     if len(memories) == 0:
         return []
     ids = np.fromiter((m.id for m in memories), dtype=np.int64, count=len(memories))
     order = np.lexsort((ids, -scores))[:limit]
-    return [(memories[i], float(scores[i])) for i in order.tolist()]
+    return [(memories[i], float(scores[i]), features[i]) for i in order.tolist()]

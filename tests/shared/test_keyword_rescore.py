@@ -108,7 +108,7 @@ async def test_screening_with_the_owner_idf_answers_like_drop_echoes_then_rescor
     index = engine.keywords
     assert index is not None
     index.use_preparer(MemoryPreparer(None))
-    hits, memories = await index_candidates(
+    hits, memories, _ = await index_candidates(
         index, keyword_search_of(scope, query, settings, time.time()), settings
     )
     await index.cache.settle()

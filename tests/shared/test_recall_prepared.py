@@ -102,6 +102,39 @@ async def test_a_secret_written_without_redaction_is_injected_redacted(parts) ->
         await engine.close()
 
 
+async def test_features_carried_by_the_search_are_the_look_up_by_rowid(parts) -> None:
+    """A hit's features read by its position equal :meth:`KeywordIndex.prepared` of it.
+
+    Segment hits and a delta hit (a memory added after the load), under the current
+    fingerprint; never another configuration's.
+    """
+    store, settings, http = parts
+    await _seed(store)
+    engine = await _prepared_engine(store, settings, http)
+    keywords = engine.keywords
+    assert keywords is not None
+    try:
+        added, _ = await store.writes.upsert(
+            NewMemory(owner_id=OWNER, content="Alice adopted a cat called Tom last spring")
+        )
+        await _block(store, engine, settings, PLAIN, "spring")  # applies the write to the delta
+        assert added.id in keywords.cache.owners[OWNER].delta.memories
+        fingerprint = preparer_for(True, PLAIN).fingerprint
+        request = KeywordSearch(
+            scope=SCOPE, query="spring alice codename", limit=5, now=time.time()
+        )
+        rows = await keywords.search_prepared(request, fingerprint)
+        assert len(rows) == 4 and added.id in {m.id for m, _, _ in rows}
+        looked_up = keywords.prepared(SCOPE, [m for m, _, _ in rows], fingerprint)
+        assert {m.id: p for m, _, p in rows if p is not None} == looked_up
+        assert len(looked_up) == 4
+        other = preparer_for(True, CODENAME).fingerprint
+        assert all(p is None for _, _, p in await keywords.search_prepared(request, other))
+        assert [(m, s) for m, s, _ in rows] == await keywords.search(request)
+    finally:
+        await engine.close()
+
+
 def _search(q: str) -> KeywordSearch:
     return KeywordSearch(scope=SCOPE, query=q, limit=5, now=time.time())
 
