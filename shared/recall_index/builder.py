@@ -44,6 +44,7 @@ __all__ = [
     "SegmentBuilder",
     "analyse_rows",
     "build_segment",
+    "records_at",
     "trim_heap",
 ]
 
@@ -76,6 +77,24 @@ class LazyRecords(Generic[T]):
         if record is None:
             record = self.done[pos] = self.decoder.decode(self.raw[pos])
         return record
+
+    def take(self, positions: Sequence[int], /) -> list[T]:
+        """The records at ``positions``, in that order (decoded where not yet).
+
+        One call for a search's hits instead of one ``__getitem__`` per hit (the hot path).
+
+        Raises:
+            IndexError: a position out of range.
+        """
+        done = self.done
+        return [r if (r := done[pos]) is not None else self[pos] for pos in positions]
+
+
+def records_at(seq: Any, positions: Sequence[int]) -> list[Any]:
+    """``[seq[i] for i in positions]``, through :meth:`LazyRecords.take` when ``seq`` is lazy."""
+    if isinstance(seq, LazyRecords):
+        return seq.take(positions)
+    return [seq[i] for i in positions]
 
 
 class LazyMemories(LazyRecords[Memory]):

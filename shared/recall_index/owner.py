@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shared.models import GLOBAL_OWNER, Memory, Scope
+from shared.recall_index.builder import records_at
 from shared.recall_index.delta import Delta
 from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import Bm25Params, Segment
@@ -230,10 +231,12 @@ class OwnerIndex:
         idx, scores = pruned_top(seg, weights, visible, limit, max(1, len(required)))
         held = seg.memories
         positions = idx.tolist()
-        memories = [held[i] for i in positions]
+        memories: list[Memory] = records_at(held, positions)
         prepared = self._prepared_by(fingerprint)
         ready = seg.prepared if prepared and seg.prepared_fp == fingerprint else None
-        features = [ready[i] for i in positions] if ready is not None else [None] * len(positions)
+        features: list[Prepared | None] = (
+            records_at(ready, positions) if ready is not None else [None] * len(positions)
+        )
         delta = self.delta
         if not delta.memories:
             return scores, memories, features
