@@ -131,28 +131,51 @@ def upstream_request_headers(
     """Headers for the upstream request from the client's ``(name, value)`` pairs (duplicates kept).
 
     Plus ``accept-encoding: identity``, a JSON content type if the client sent none, and the
-    provider's credentials.
+    provider's credentials. Values are the client's bytes decoded as Latin-1 (as Starlette gives
+    them); the upstream gets those very bytes (:func:`_as_sent`), and a value whose bytes are not
+    UTF-8 is left out (aiohttp writes header values as UTF-8, so it could not be sent unchanged).
     """
     pairs = list(client)
     listed = _connection_tokens(pairs)
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in pairs:
-        if not _dropped(name.lower(), REQUEST_DROPPED, listed, policy):
+        if _dropped(name.lower(), REQUEST_DROPPED, listed, policy):
+            continue
+        if value.isascii():
             out.add(name, value)
+        elif (sent := _as_sent(value)) is not None:
+            out.add(name, sent)
     out["accept-encoding"] = "identity"
     out.setdefault("content-type", "application/json")
     out.update(credentials(provider))
     return out
 
 
+def _as_sent(value: str) -> str | None:
+    """The string aiohttp writes as the bytes of ``value`` (their Latin-1 decoding), or None.
+
+    aiohttp encodes header values as UTF-8, so bytes ``c3 a9`` (``é``) held as the two Latin-1
+    characters ``Ã©`` would leave as four bytes; the client's bytes decoded as UTF-8 leave as
+    themselves. None when they are not UTF-8 (aiohttp would send an empty value for them).
+    """
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return None
+
+
 def client_response_headers(
     upstream: Mapping[str, str], policy: HeaderPolicy
 ) -> list[tuple[bytes, bytes]]:
-    """The upstream response headers to pass back, as raw latin-1 pairs (duplicates kept)."""
+    """The upstream response headers to pass back as byte pairs (duplicates kept).
+
+    ``upstream``: as aiohttp decodes them (UTF-8, undecodable bytes as surrogate escapes), so
+    encoding them back the same way gives the client the upstream's very bytes.
+    """
     pairs = list(upstream.items())
     listed = _connection_tokens(pairs)
     return [
-        (name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
+        (name.lower().encode("utf-8", "surrogateescape"), value.encode("utf-8", "surrogateescape"))
         for name, value in pairs
         if not _dropped(name.lower(), RESPONSE_DROPPED, listed, policy)
     ]

@@ -185,6 +185,35 @@ def test_chat_headers_are_forwarded_and_passed_back(formats_gateway, upstream):
     assert resp.headers.get_list("server") == ["uvicorn"]
 
 
+def test_non_ascii_header_bytes_are_forwarded_and_passed_back_unchanged(formats_gateway, upstream):
+    """UTF-8 bytes in a header reach the upstream and the client as sent; non-UTF-8 are left out.
+
+    The fake upstream records and sends headers as Latin-1 (one character per byte).
+    """
+    gw = formats_gateway()
+    _, secret = gw.create_key()
+    accented = "é ü 日本".encode()
+    upstream.extra_headers = {"x-upstream-note": accented.decode("latin-1")}
+    resp = httpx.post(
+        gw.base_url + "/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+        headers=[
+            (b"authorization", f"Bearer {secret}".encode()),
+            (b"x-request-id", accented),
+            (b"x-odd", b"caf\xe9"),  # Latin-1, not UTF-8: cannot be sent unchanged
+            (b"x-plain", b"ascii"),
+        ],
+    )
+    assert resp.status_code == 200
+    sent = upstream.headers[-1]
+    assert sent["x-request-id"].encode("latin-1") == accented
+    assert "x-odd" not in sent and sent["x-plain"] == "ascii"
+    assert (
+        resp.headers.raw[[k.lower() for k, _ in resp.headers.raw].index(b"x-upstream-note")][1]
+        == accented
+    )
+
+
 def test_hoisting_provider_gets_the_block_in_a_user_message(formats_gateway, upstream):
     gw = formats_gateway()
     key_id, secret = gw.create_key()
