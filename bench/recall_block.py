@@ -3,7 +3,7 @@
 Usage::
 
     python bench/recall_block.py [--sizes 10k] [--queries 1500] [--rounds 3] [--data-dir data]
-        [--source none|static]
+        [--source none|static] [--profile FILE]
 
 The database is ``bench/gateway.py``'s (``gw-<N>-<source>.db`` under ``--data-dir``, built once
 through the product's write path: the caller owner holds N memories of LoCoMo turns among 10 owners,
@@ -15,7 +15,8 @@ follow, then ``--queries`` distinct LoCoMo questions, none seen before, each thr
 :func:`shared.recall_flow.recall_block` exactly as a chat request makes it (recall, echo rules,
 floor, budget, block lines, token estimate). Printed per round: process CPU ms per call
 (``time.process_time``: the gateway's CPU without HTTP, upstream and client noise) and the share of
-calls that produced a block. Being one process without a server, it is steadier than
+calls that produced a block. ``--profile FILE``: the measured rounds also run under cProfile, whose
+statistics are written to FILE (read them with ``python -m pstats FILE``). Being one process without a server, it is steadier than
 ``bench/gateway.py`` on a busy machine; to compare two versions, run this
 file from a checkout of each, alternately.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
 import shutil
 import sys
@@ -83,18 +85,25 @@ async def run(n: int, args: argparse.Namespace) -> None:
         now = time.time()
         for q in qs[:WARM_UP]:
             await recall_block(store, detector, settings, scope, q, now, engine)
+        profiler = cProfile.Profile() if args.profile else None
         for r in range(args.rounds):
             batch = qs[WARM_UP + r * args.queries : WARM_UP + (r + 1) * args.queries]
             started, blocks = time.process_time(), 0
+            if profiler is not None:
+                profiler.enable()
             for q in batch:
                 found = await recall_block(store, detector, settings, scope, q, now, engine)
                 blocks += bool(found.block)
+            if profiler is not None:
+                profiler.disable()
             cpu = (time.process_time() - started) * 1000 / len(batch)
             print(
                 f"recall_block @{n:,} round {r + 1}: {cpu:.3f} ms CPU per call "
                 f"({len(batch)} queries, {blocks / len(batch):.0%} with a block)",
                 flush=True,
             )
+        if profiler is not None:
+            profiler.dump_stats(args.profile)
     finally:
         await engine.close()
         await http.aclose()
@@ -108,6 +117,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1500)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--source", choices=["none", "static"], default="none")
+    parser.add_argument("--profile", default="", help="write cProfile statistics to this file")
     parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / "data"))
     args = parser.parse_args()
     Path(args.data_dir).mkdir(parents=True, exist_ok=True)
