@@ -15,8 +15,9 @@ follow, then ``--queries`` distinct LoCoMo questions, none seen before, each thr
 :func:`shared.recall_flow.recall_block` exactly as a chat request makes it (recall, echo rules,
 floor, budget, block lines, token estimate). Printed per round: process CPU ms per call
 (``time.process_time``: the gateway's CPU without HTTP, upstream and client noise) and the share of
-calls that produced a block. ``--profile FILE``: the measured rounds also run under cProfile, whose
-statistics are written to FILE (read them with ``python -m pstats FILE``). Being one process without a server, it is steadier than
+calls that produced a block. ``--profile FILE``: the measured rounds also run under cProfile,
+whose statistics are written to FILE (read them with ``python -m pstats FILE``). Being one
+process without a server, it is steadier than
 ``bench/gateway.py`` on a busy machine; to compare two versions, run this
 file from a checkout of each, alternately.
 """
