@@ -37,7 +37,7 @@ from services.gateway.memory_control import (
     resolve_control,
 )
 from services.gateway.observe import current_request_id
-from services.gateway.relay import OnSuccess, Upstream, relay
+from services.gateway.relay import AnswerText, OnSuccess, Upstream, relay
 from services.gateway.state import GatewayState, state_of
 from services.gateway.switches import request_scope
 from shared.formats import raw as rawjson
@@ -161,14 +161,14 @@ def after_success(
     of captured turns, :mod:`shared.turn_context`). Only the text of the turns a learn job can
     use is sent: those after the learning cursor in its ``learn_max_turns`` window and their
     context (:mod:`shared.learn_payload`). With learning off and no memory injected there is
-    nothing to record, so no callback (the answer's text is then never decoded).
+    nothing to record, so no callback; with learning off the answer's text is never decoded.
     """
     if not control.switches.learn and not memory.memory_ids:
         return None
     state = call.state
     parsed = call.parsed
 
-    async def done(assistant_text: str) -> None:
+    async def done(answer_text: AnswerText) -> None:
         try:
             turns = parsed.user_turns if control.switches.learn else []
             if memory.memory_ids and state.access is not None:
@@ -181,7 +181,7 @@ def after_success(
                     scope,
                     turns,
                     parsed.conversation(),
-                    assistant_text,
+                    answer_text(),
                     window=state.settings.learn_max_turns,
                     created_at=now,
                     request_id=request_id,

@@ -4,8 +4,9 @@ Streams are relayed chunk by chunk as they arrive (usage events included: nothin
 An upstream failure after the status line ends the stream with an in-band error event in the
 route's format, and so does a stream the upstream ends cleanly without its format's successful
 terminal event (``shared/formats/stream_end.py``); a client disconnect closes the upstream
-response, which aborts the upstream request. ``on_success(assistant_text)`` runs only when the
-exchange ended well: a 2xx JSON answer, or a stream that reached its format's successful end. It
+response, which aborts the upstream request. ``on_success(answer_text)`` runs only when the
+exchange ended well (``answer_text()`` decodes the assistant's text; a hook that does not call it
+costs no decoding): a 2xx JSON answer, or a stream that reached its format's successful end. It
 runs after the response, or — ``durable`` (embedded mode: it records the learning job in SQLite) —
 before the response's last byte: before a JSON answer is sent, before a stream's successful end
 event is relayed, and before the end of a non-SSE body, so a crash never loses an exchange the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from http import HTTPStatus
 
 import aiohttp
@@ -32,7 +34,9 @@ from shared.formats.stream_end import StreamEnd
 from shared.settings import ProviderConfig
 
 SSE_CAPTURE_LIMIT = 1 << 20  # bytes of a stream kept to read the assistant text for learning
-OnSuccess = Callable[[str], Awaitable[None]]
+AnswerText = Callable[[], str]
+"""Decodes the assistant's text of the relayed answer when called (not before)."""
+OnSuccess = Callable[[AnswerText], Awaitable[None]]
 EARLY_END = "the upstream ended the stream before its final event: the answer is incomplete"
 
 
@@ -98,7 +102,7 @@ async def relay(
 ) -> Response:
     """POST ``up`` and relay the answer: as SSE when ``stream``, else whole JSON.
 
-    ``extra``: headers added to the client response; ``on_success(assistant_text)`` runs when the
+    ``extra``: headers added to the client response; ``on_success(answer_text)`` runs when the
     exchange ended well, before the last byte when ``durable`` (see the module docstring).
     """
     answer = _Answer(extra, policy, on_success, fmt, durable)
@@ -111,12 +115,13 @@ async def _relay_json(up: Upstream, answer: _Answer) -> Response:
     """POST, read the whole answer and pass it back (status, headers, body unchanged)."""
     reply = await proxy.post(up.session, up.provider, up.path, up.body, up.headers)
     task = None
-    on_success, text_of = answer.on_success, answer.fmt.assistant_text
+    on_success = answer.on_success
     if reply.status < HTTPStatus.MULTIPLE_CHOICES and on_success is not None:
+        text = partial(answer.fmt.assistant_text, reply.body)
         if answer.durable:
-            await on_success(text_of(reply.body))
+            await on_success(text)
         else:
-            task = BackgroundTask(on_success, text_of(reply.body))
+            task = BackgroundTask(on_success, text)
     response = Response(reply.body, status_code=reply.status, background=task)
     return _with_headers(response, reply.headers, answer.extra, answer.policy)
 
@@ -155,15 +160,19 @@ class _StreamLearner:
         self.watch.feed(chunk)
 
     async def learn(self) -> None:
-        """Call ``on_success(assistant text)`` if the exchange ended well and it has not run."""
+        """Call ``on_success(answer_text)`` if the exchange ended well and it has not run."""
         if self.done or self.on_success is None:
             return
         if self.sse and self.watch.status == "ok":
             self.done = True
-            await self.on_success(self.fmt.stream_outcome(bytes(self.kept)).text)
+            await self.on_success(self._stream_text)
         elif not self.sse and self.clean_end:
             self.done = True
-            await self.on_success(self.fmt.assistant_text(bytes(self.kept)))
+            await self.on_success(partial(self.fmt.assistant_text, bytes(self.kept)))
+
+    def _stream_text(self) -> str:
+        """The assistant's text of the kept stream events."""
+        return self.fmt.stream_outcome(bytes(self.kept)).text
 
 
 async def _relay_stream(up: Upstream, answer: _Answer) -> Response:
