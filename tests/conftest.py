@@ -94,6 +94,9 @@ def worker_process(tmp_path, redis_url) -> Iterator[object]:
                 "MNEMOGATE_DB_PATH": db_path,
                 "MNEMOGATE_REDIS_URL": redis_url,
                 "MNEMOGATE_QUEUE_NAME": TEST_QUEUE_NAME,
+                # a worker that hangs prints its threads' stacks on SIGABRT (tests send it
+                # before killing one that did not exit)
+                "PYTHONFAULTHANDLER": "1",
                 **{f"MNEMOGATE_{k.upper()}": v for k, v in env_overrides.items()},
             }
         )

@@ -46,9 +46,13 @@ def _stop(proc: subprocess.Popen[bytes], log: Path) -> float:
     try:
         proc.wait(timeout=EXIT_WITHIN_S)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        pytest.fail(f"worker did not exit after SIGTERM; its log:\n{log.read_text()[-4000:]}")
+        proc.send_signal(signal.SIGABRT)  # its threads' stacks go to the log (faulthandler)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        pytest.fail(f"worker did not exit after SIGTERM; its log:\n{log.read_text()[-8000:]}")
     return time.monotonic() - started
 
 
