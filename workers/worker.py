@@ -16,6 +16,7 @@ import gc
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from arq import Retry
@@ -220,21 +221,23 @@ def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> i
     arq's worker stops with ``ConnectionError`` as soon as Redis is unreachable (a Redis
     restart, a network blip, Redis not up yet). A job worker must outlive that, so the worker is
     rebuilt and restarted after :data:`RESTART_BACKOFF_S` with a WARNING log line; a signal
-    during the wait ends it at once. Jobs are not lost meanwhile: gateways park them in the
+    during the wait ends it at once, and so does one that arrives as the wait ends (it stops the
+    next worker as soon as that one runs). Jobs are not lost meanwhile: gateways park them in the
     SQLite outbox while Redis is down, and a job that was running is re-run by arq. In burst
     mode a lost Redis ends the run with exit code 1.
     """
-    signalled: list[signal.Signals] = []
+    stop = _Stop()
     attempt = 0
-    while True:
+    while not stop.signalled:
         worker = build_worker(settings, queue_name, burst=burst)
-        worker.on_stop = signalled.append
+        stop.worker = worker
+        worker.on_stop = stop.signalled.append
         started = time.monotonic()
         try:
             worker.run()
             return 0
         except (RedisError, OSError) as exc:
-            if signalled:
+            if stop.signalled:
                 return 0
             if burst:
                 log.error("redis unreachable, burst run stopped: %s", exc)
@@ -244,20 +247,45 @@ def run_worker(settings: Settings, queue_name: str, *, burst: bool = False) -> i
             delay = RESTART_BACKOFF_S[min(attempt, len(RESTART_BACKOFF_S) - 1)]
             attempt += 1
             log.warning("redis unreachable (%s); worker restarts in %g s", exc, delay)
-            if _sleep_unless_signalled(worker.loop, delay):
+            if _sleep_unless_signalled(worker.loop, delay, stop):
                 return 0
+    return 0
 
 
-def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float) -> bool:
+class _Stop:
+    """The signals a restarting worker received, and the worker a late one must stop.
+
+    A signal that reaches the event loop in the iteration that ends a restart wait is dispatched
+    to the wait's handler only when the loop next runs, which is inside the next worker's
+    ``run()``: the handler then stops that worker (``worker``) instead of the finished wait.
+    """
+
+    def __init__(self) -> None:
+        self.signalled: list[signal.Signals] = []
+        self.worker: Worker | None = None
+
+    def during(self, sleeper: asyncio.Task[None]) -> Callable[[signal.Signals], None]:
+        """The signal handler of a restart wait on ``sleeper``."""
+
+        def handle(sig: signal.Signals) -> None:
+            self.signalled.append(sig)
+            if not sleeper.done():
+                sleeper.cancel()
+            elif self.worker is not None and self.worker.main_task is not None:
+                self.worker.handle_sig(sig)  # the next worker runs: stop it
+
+        return handle
+
+
+def _sleep_unless_signalled(loop: asyncio.AbstractEventLoop, seconds: float, stop: _Stop) -> bool:
     """Sleep ``seconds`` on ``loop``; True if SIGTERM or SIGINT arrived meanwhile."""
     sleeper = loop.create_task(asyncio.sleep(seconds))
+    handle = stop.during(sleeper)
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, sleeper.cancel)
-    try:
+        loop.add_signal_handler(sig, handle, sig)
+    with contextlib.suppress(asyncio.CancelledError):
         loop.run_until_complete(sleeper)
-    except asyncio.CancelledError:
-        return True
-    return False
+    return bool(stop.signalled)
 
 
 #: arq's INFO line for a job start: ``<delay> → <job id>:<function>(<repr of the arguments>)``.

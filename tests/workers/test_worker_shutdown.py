@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from shared.settings import load_settings
 from tests.fakes.tcp_proxy import PausableProxy
 from tests.fakes.upstream import free_port
 from tests.waiting import READY_TIMEOUT_S
@@ -28,6 +29,7 @@ from tests.workers.test_learning_faults import (
     sql,
     wait_until,
 )
+from workers.worker import _sleep_unless_signalled, _Stop, build_worker
 
 #: Seconds a worker may take to exit after SIGTERM: its own bounds (2 s per Redis call at
 #: shutdown; 2.2-7.4 s measured under load) plus scheduling noise on a loaded machine (20 s
@@ -118,3 +120,38 @@ def test_worker_outlives_a_redis_restart_and_runs_jobs_after_it(tmp_path, worker
         assert proc.poll() is None
         _stop(proc, log)
     assert proc.returncode == 0
+
+
+def test_a_signal_dispatched_as_the_restart_wait_ends_stops_the_next_worker(tmp_path, redis_url):
+    """A SIGTERM read by the loop in the iteration that ends a restart wait is dispatched when
+    the loop next runs, inside the next worker's ``run()`` (asyncio keeps the handler of the
+    moment it read the signal): it must stop that worker, not the finished wait.
+
+    The dispatched handler is placed in the loop's ready queue as asyncio leaves it; the worker
+    is real, on the test Redis. A fallback stop after the suite's wait bound (SIGUSR1) ends a
+    worker that ignored the SIGTERM, and the test then fails.
+    """
+    db = str(tmp_path / "late.db")
+    migrate(db)
+    settings = load_settings({}, db_path=db, redis_url=redis_url)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        stop = _Stop()
+        assert not _sleep_unless_signalled(loop, 0.0, stop)
+        worker = build_worker(settings, "arq:queue")
+        stop.worker = worker
+        worker.on_stop = stop.signalled.append
+        for sig in (signal.SIGINT, signal.SIGTERM):  # the wait's handlers stay out of the run
+            loop.remove_signal_handler(sig)
+        sleeper = loop.create_task(asyncio.sleep(0))
+        loop.run_until_complete(sleeper)
+        loop.call_soon(stop.during(sleeper), signal.SIGTERM)
+        fallback = loop.call_later(EXIT_WITHIN_S, worker.handle_sig, signal.SIGUSR1)
+        worker.run()
+        fallback.cancel()
+        assert signal.SIGTERM in stop.signalled
+        assert signal.SIGUSR1 not in stop.signalled, "the late SIGTERM did not stop the worker"
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
