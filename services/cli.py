@@ -12,6 +12,7 @@ import logging
 import math
 import os
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -95,9 +96,15 @@ def _positive_days(text: str) -> float:
 
 
 def _key_name(text: str) -> str:
-    """``--name`` of a new key, stripped; a blank one is a usage error (exit status 2)."""
+    """``--name`` of a new key, stripped.
+
+    A blank name, or one holding a control character (Unicode category Cc: a newline or tab
+    would split the tab-separated ``keys list`` line), is a usage error (exit status 2).
+    """
     if not text.strip():
         raise argparse.ArgumentTypeError("a key name must not be blank")
+    if any(unicodedata.category(ch) == "Cc" for ch in text.strip()):
+        raise argparse.ArgumentTypeError("a key name must not hold control characters")
     return text.strip()
 
 

@@ -1,4 +1,4 @@
-"""``mnemogate keys create`` as a subprocess: the database it wrote to, and blank names."""
+"""``mnemogate keys create`` as a subprocess: the database it wrote to, and refused names."""
 
 from __future__ import annotations
 
@@ -24,3 +24,13 @@ def test_a_blank_name_is_a_usage_error(tmp_path) -> None:
     assert made.returncode == 2
     assert "must not be blank" in made.stderr
     assert cli(db, "keys", "list").stdout.strip() == ""
+
+
+def test_a_name_with_a_control_character_is_a_usage_error(tmp_path) -> None:
+    db = str(tmp_path / "keys.db")
+    for name in ("lap\ntop", "lap\ttop", "lap\x7ftop"):
+        made = cli(db, "keys", "create", "--name", name)
+        assert made.returncode == 2, name
+        assert "must not hold control characters" in made.stderr
+    assert cli(db, "keys", "list").stdout.strip() == ""
+    assert cli(db, "keys", "create", "--name", "café ☕").returncode == 0
