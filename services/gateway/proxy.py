@@ -103,13 +103,19 @@ def require_format(provider: ProviderConfig, fmt: str) -> None:
 async def upstream_errors(provider: ProviderConfig) -> AsyncIterator[None]:
     """Map transport failures.
 
-    Timeouts → 504 :class:`UpstreamTimeout`, anything else → 502 :class:`UpstreamUnavailable` (HTTP
+    Timeouts → 504 :class:`UpstreamTimeout`, anything else → 502 :class:`UpstreamUnavailable`: a
+    body that broke off after the status line says so, a failed connection says unreachable (HTTP
     error statuses are not errors here: they are forwarded).
     """
     try:
         yield
     except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
         raise UpstreamTimeout(f"upstream provider '{provider.name}' timed out") from exc
+    except aiohttp.ClientPayloadError as exc:  # it answered, then the body broke off
+        raise UpstreamUnavailable(
+            f"upstream provider '{provider.name}' sent an incomplete or malformed response body: "
+            f"{type(exc).__name__}"
+        ) from exc
     except (aiohttp.ClientError, OSError) as exc:
         raise UpstreamUnavailable(
             f"upstream provider '{provider.name}' is unreachable: {type(exc).__name__}"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -126,6 +130,54 @@ def test_unreachable_upstream_gets_502_and_nothing_is_learned(gateway_factory, u
     assert_error_shape(post(gw, secret, json=stream), 502)
     time.sleep(0.3)
     assert gw.memories() == []
+
+
+@contextlib.contextmanager
+def _upstream_cutting_its_body() -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 that answers 200, promises 1,000 bytes, sends 7, closes.
+
+    Yields its base URL (``.../v1``); stopped (its socket closed, its thread joined) after.
+    """
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(READY_TIMEOUT_S)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                conn.sendall(head + b"content-length: 1000\r\n\r\n" + b'{"id": ')
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        thread.join(READY_TIMEOUT_S)
+        server.close()
+
+
+def test_an_upstream_body_cut_short_gets_502_saying_so(gateway_factory):
+    with _upstream_cutting_its_body() as base_url:
+        gw = gateway_factory(upstream_base_url=base_url)
+        _, secret = gw.create_key()
+        body = {"model": "m", "messages": [{"role": "user", "content": "My name is Erin"}]}
+        err = assert_error_shape(post(gw, secret, json=body), 502)
+    assert err["code"] == "upstream_unavailable"
+    assert "incomplete or malformed response body" in err["message"]
+    assert "unreachable" not in err["message"]
 
 
 def test_slow_upstream_gets_504(gateway_factory, upstream):
