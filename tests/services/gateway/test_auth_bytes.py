@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Mount, Route
 
+from tests.fakes.sockets import read_until
 from tests.harness import GatewayHarness
 
 ADMIN_TOKEN = "admin-tøken-for-auth-tests"
@@ -54,12 +55,7 @@ def _status(
     )
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         sock.sendall(head)
-        data = b""
-        while b"\r\n" not in data:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            data += chunk
+        data = read_until(sock, b"\r\n")
     match = STATUS_LINE.match(data)
     assert match, f"no HTTP status line: {data[:200]!r}"
     return int(match.group(1))

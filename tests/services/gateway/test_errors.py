@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fakes.sockets import read_until
 from tests.fakes.upstream import free_port
 from tests.waiting import READY_TIMEOUT_S
 
@@ -150,12 +151,7 @@ def _upstream_cutting_its_body() -> Iterator[str]:
                 continue
             with conn:
                 conn.settimeout(READY_TIMEOUT_S)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
+                read_until(conn, b"\r\n\r\n")
                 head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                 conn.sendall(head + b"content-length: 1000\r\n\r\n" + b'{"id": ')
 
