@@ -101,11 +101,12 @@ def _key_name(text: str) -> str:
     A blank name, or one holding a control character (Unicode category Cc: a newline or tab
     would split the tab-separated ``keys list`` line), is a usage error (exit status 2).
     """
-    if not text.strip():
+    name = text.strip()
+    if not name:
         raise argparse.ArgumentTypeError("a key name must not be blank")
-    if any(unicodedata.category(ch) == "Cc" for ch in text.strip()):
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
         raise argparse.ArgumentTypeError("a key name must not hold control characters")
-    return text.strip()
+    return name
 
 
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:

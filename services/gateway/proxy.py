@@ -111,14 +111,11 @@ async def upstream_errors(provider: ProviderConfig) -> AsyncIterator[None]:
         yield
     except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
         raise UpstreamTimeout(f"upstream provider '{provider.name}' timed out") from exc
-    except aiohttp.ClientPayloadError as exc:  # it answered, then the body broke off
-        raise UpstreamUnavailable(
-            f"upstream provider '{provider.name}' sent an incomplete or malformed response body: "
-            f"{type(exc).__name__}"
-        ) from exc
     except (aiohttp.ClientError, OSError) as exc:
+        broken = isinstance(exc, aiohttp.ClientPayloadError)  # it answered, then the body broke
+        what = "sent an incomplete or malformed response body" if broken else "is unreachable"
         raise UpstreamUnavailable(
-            f"upstream provider '{provider.name}' is unreachable: {type(exc).__name__}"
+            f"upstream provider '{provider.name}' {what}: {type(exc).__name__}"
         ) from exc
 
 

@@ -168,11 +168,15 @@ class _StreamLearner:
             await self.on_success(self._stream_text)
         elif not self.sse and self.clean_end:
             self.done = True
-            await self.on_success(partial(self.fmt.assistant_text, bytes(self.kept)))
+            await self.on_success(self._body_text)
 
     def _stream_text(self) -> str:
         """The assistant's text of the kept stream events."""
         return self.fmt.stream_outcome(bytes(self.kept)).text
+
+    def _body_text(self) -> str:
+        """The assistant's text of the kept non-SSE body."""
+        return self.fmt.assistant_text(bytes(self.kept))
 
 
 async def _relay_stream(up: Upstream, answer: _Answer) -> Response:
