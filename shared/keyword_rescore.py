@@ -96,19 +96,28 @@ def screen_keyword_hits(
     """
     echo = _Query(echo_of)
     ready = prepared or {}
+    words_len = len(echo.words)
     kept: list[tuple[Candidate, str, Prepared | None]] = []
     asking = False
     for c in hits:
-        m = memories.get(c.memory_id)
-        text = "" if m is None else m.content
         p = ready.get(c.memory_id)
         if p is None:
+            m = memories.get(c.memory_id)
+            text = "" if m is None else m.content
             if echo.echoed_by(text):
                 continue
-        elif echo.echoed_by(text, p.asked, p.words_len):
-            continue
+            asking = asking or "?" in text or "？" in text
+        else:
+            # only a question, or a text of the query's length, can be an echo
+            # (:meth:`_Query.echoed_by`); only one with question sentences can be demoted
+            text = ""
+            if p.asked or p.words_len == words_len or p.words_len < 0:
+                m = memories.get(c.memory_id)
+                text = "" if m is None else m.content
+                if echo.echoed_by(text, p.asked, p.words_len):
+                    continue
+            asking = asking or p.q_terms is not None
         kept.append((c, text, p))
-        asking = asking or "?" in text or "？" in text
     if settings.recall_question_factor >= 1.0 or not asking:
         return [c for c, _, _ in kept]
     return _demoted(index, scope, query, kept, settings)
@@ -135,7 +144,7 @@ def _demoted(
         for _, _, p in kept
     ]
     out = [c for c, _, _ in kept]
-    if any(asks):
+    if any(asks):  # else no score changes: the hits stay best first
         weighed = _weighed(
             terms, wanted, [p for ask, (_, _, p) in zip(asks, kept, strict=True) if ask]
         )
@@ -151,7 +160,7 @@ def _demoted(
                 share = question_share_of(w, (p.q_terms or (), p.s_terms))
             if share > 0.0:
                 out[i] = msgspec.structs.replace(c, score=c.score * (1.0 - (1.0 - factor) * share))
-    out.sort(key=_descending_score)
+        out.sort(key=_descending_score)
     return out
 
 
