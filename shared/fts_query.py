@@ -120,6 +120,26 @@ def _is_token_category(ch: str) -> bool:
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 
+INVISIBLE_JOINERS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+"""Invisible format characters found inside words of pasted text: soft hyphen (U+00AD), zero
+width space, non-joiner and joiner (U+200B-U+200D), word joiner (U+2060) and zero width no-break
+space (U+FEFF). unicode61 splits a word at each of them (they are not letters), so ``Ber\u00adlin``
+would index as ``Ber`` and ``lin`` and never match ``Berlin``."""
+_DROP_JOINERS = dict.fromkeys(map(ord, INVISIBLE_JOINERS))
+_JOINED_WORD = re.compile(rf"[^\W_]+(?:[{INVISIBLE_JOINERS}]+[^\W_]+)+")
+"""A word cut by :data:`INVISIBLE_JOINERS` (its pieces are runs of ``\\w`` but ``_``)."""
+
+
+def joined_words(text: str) -> list[str]:
+    """The words of ``text`` cut by :data:`INVISIBLE_JOINERS`, with those characters removed.
+
+    ``"Ber\u00adlin and Mün\u200bchen"`` → ``["Berlin", "München"]``; ``[]`` for text without
+    them (every ASCII text). Pure.
+    """
+    if text.isascii() or not any(c in text for c in INVISIBLE_JOINERS):
+        return []
+    return [m.group().translate(_DROP_JOINERS) for m in _JOINED_WORD.finditer(text)]
+
 
 def _runs(text: str) -> Iterator[tuple[int, str]]:
     """Yield maximal ``(class, run)`` pairs of token characters, classes _WORD/_CJK/_THAI."""
@@ -176,8 +196,11 @@ def index_text(content: str, key: str | None) -> str:
     content and key (see module docstring) and, for "mixed" unicode61 tokens such as
     ``用Python写代码`` or ``00🙁`` (one token each to unicode61, whose Unicode tables treat newer
     symbols as letters), their word pieces (``Python``, ``00``), so every piece can be found.
-    Pure-Latin/Cyrillic text adds nothing. The suffix is deterministic, so re-indexing
-    the same memory yields the same text. Never raises.
+    A word cut by an invisible format character (:data:`INVISIBLE_JOINERS`: a soft hyphen or a
+    zero width space pasted from a web page or PDF) is added whole too (``Ber\u00adlin`` →
+    ``Berlin``), so the word typed without it finds the memory. Pure-Latin/Cyrillic text adds
+    nothing. The suffix is deterministic, so re-indexing the same memory yields the same text.
+    Never raises.
     """
     parts = [content]
     if key:
@@ -194,6 +217,12 @@ def index_text(content: str, key: str | None) -> str:
             if not glued and all(cls == _WORD for cls, _ in runs):
                 continue  # unicode61 already indexes this chunk exactly as queries split it
             for _, tok in _segmented_tokens(chunk):
+                if tok and tok not in seen:
+                    seen.add(tok)
+                    extra.append(tok)
+        # a word cut by an invisible character is also indexed whole (its pieces stay)
+        for word in joined_words(source):
+            for _, tok in _segmented_tokens(word):
                 if tok and tok not in seen:
                     seen.add(tok)
                     extra.append(tok)
@@ -331,7 +360,7 @@ def _ascii_terms(text: str, max_terms: int) -> list[str]:
 def _unicode_terms(text: str, max_terms: int) -> list[str]:
     terms: list[str] = []
     seen: set[str] = set()
-    for cls, tok in _segmented_tokens(unicodedata.normalize("NFC", text)):
+    for cls, tok in _query_tokens(unicodedata.normalize("NFC", text)):
         term = _fold_case(tok)
         if cls == _WORD:
             if term.isascii():
@@ -347,6 +376,17 @@ def _unicode_terms(text: str, max_terms: int) -> list[str]:
         if len(terms) >= max_terms:
             break
     return terms
+
+
+def _query_tokens(text: str) -> Iterator[tuple[int, str]]:
+    """:func:`_segmented_tokens` of a query, a word cut by :data:`INVISIBLE_JOINERS` first whole.
+
+    ``Ber\u00adlin`` → ``Berlin`` (what :func:`index_text` adds for such a word, and the word as
+    typed without it), then ``Ber`` and ``lin`` (what memories stored before that hold).
+    """
+    for word in joined_words(text):
+        yield from _segmented_tokens(word)
+    yield from _segmented_tokens(text)
 
 
 def quote_term(term: str) -> str:
