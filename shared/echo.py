@@ -198,17 +198,26 @@ def question_features(content: str) -> tuple[frozenset[str], frozenset[str]] | N
 def question_share_of(
     weights: Mapping[str, float], features: tuple[Collection[str], Collection[str]] | None
 ) -> float:
-    """:func:`question_share` from a text's :func:`question_features` (same answer, no analysis)."""
+    """:func:`question_share` from a text's :func:`question_features` (same answer, no analysis).
+
+    One pass over ``weights`` (the query's few terms), testing each against the question and
+    statement terms of ``features``.
+    """
     if features is None:
         return 0.0
-    in_question = {t for t in features[0] if t in weights}
-    if not in_question:
+    asked, stated = features
+    held = total = 0.0
+    for term, weight in weights.items():
+        if term in asked:
+            w = weight if weight > 0.0 else 0.0
+            total += w
+            if term not in stated:
+                held += w
+        elif term in stated:
+            total += weight if weight > 0.0 else 0.0
+    if held <= 0.0 or total <= 0.0:
         return 0.0
-    in_statement = {t for t in features[1] if t in weights}
-    total = sum(max(weights[t], 0.0) for t in in_question | in_statement)
-    if total <= 0.0:
-        return 0.0
-    return sum(max(weights[t], 0.0) for t in in_question - in_statement) / total
+    return held / total
 
 
 def sentence_terms(content: str) -> tuple[tuple[frozenset[str], bool], ...]:

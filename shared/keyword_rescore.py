@@ -139,43 +139,27 @@ def _demoted(
     if not terms:
         return [c for c, _, _ in kept]
     wanted = frozenset(terms)
-    asks = [
-        p is None or (p.q_terms is not None and not wanted.isdisjoint(p.q_terms))
-        for _, _, p in kept
+    asking = [
+        i
+        for i, (_, _, p) in enumerate(kept)
+        if p is None or (p.q_terms is not None and not wanted.isdisjoint(p.q_terms))
     ]
     out = [c for c, _, _ in kept]
-    if any(asks):  # else no score changes: the hits stay best first
-        weighed = _weighed(
-            terms, wanted, [p for ask, (_, _, p) in zip(asks, kept, strict=True) if ask]
-        )
-        weights = index.term_weights(scope, weighed) if index is not None else None
-        w = {t: (weights.get(t, 1.0) if weights is not None else 1.0) for t in weighed}
-        factor = settings.recall_question_factor
-        for i, (c, text, p) in enumerate(kept):
-            if not asks[i]:
-                continue
-            if p is None:
-                share = question_share(w, text)
-            else:
-                share = question_share_of(w, (p.q_terms or (), p.s_terms))
-            if share > 0.0:
-                out[i] = msgspec.structs.replace(c, score=c.score * (1.0 - (1.0 - factor) * share))
-        out.sort(key=_descending_score)
-    return out
-
-
-def _weighed(terms: list[str], wanted: frozenset[str], asking: list[Prepared | None]) -> list[str]:
-    """The query ``terms`` a share of the ``asking`` hits can weigh, in query order.
-
-    Those in their prepared sentences (a share reads the weight of no other term; the IDF of a
-    term does not depend on the others); every term when a hit is analysed here.
-    """
-    held: set[str] = set()
-    for p in asking:
+    if not asking:  # no score changes: the hits stay best first
+        return out
+    weights = index.term_weights(scope, terms) if index is not None else {}
+    w = {t: weights.get(t, 1.0) for t in terms}
+    factor = settings.recall_question_factor
+    for i in asking:
+        c, text, p = kept[i]
         if p is None:
-            return terms
-        held.update(wanted.intersection(p.q_terms or ()), wanted.intersection(p.s_terms))
-    return [t for t in terms if t in held]
+            share = question_share(w, text)
+        else:
+            share = question_share_of(w, (p.q_terms or (), p.s_terms))
+        if share > 0.0:
+            out[i] = msgspec.structs.replace(c, score=c.score * (1.0 - (1.0 - factor) * share))
+    out.sort(key=_descending_score)
+    return out
 
 
 def _query_tokens(query: str, max_terms: int) -> list[str]:
