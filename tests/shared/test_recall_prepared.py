@@ -40,8 +40,14 @@ CODENAME = SensitiveDetector(custom_patterns=(r"BLUEBIRD-\d+",))
 
 @pytest.fixture
 async def parts(tmp_path) -> AsyncIterator[tuple[Store, Settings, httpx.AsyncClient]]:
+    # a generous recall budget: a cold load of the slices test's owner on a loaded machine
+    # took longer than the default 250 ms, and these tests check what recall returns, not when
     settings = load_settings(
-        {}, db_path=str(tmp_path / "p.db"), embedding_source="none", recall_freshness_ms=0
+        {},
+        db_path=str(tmp_path / "p.db"),
+        embedding_source="none",
+        recall_freshness_ms=0,
+        recall_timeout_ms=30_000,
     )
     store = await Store.open(settings.db_path)
     http = httpx.AsyncClient(timeout=5)
