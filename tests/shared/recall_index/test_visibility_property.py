@@ -90,7 +90,7 @@ async def apply(store: Store, ops: list[tuple[object, ...]]) -> set[int]:
             await store.writes.delete(public_id)
         else:
             await store.writes.record_access([memory_id], NOW - float(item[2]))  # type: ignore[arg-type]
-            accessed.add(int(memory_id))  # type: ignore[call-overload]
+            accessed.add(int(memory_id))
     return accessed
 
 
