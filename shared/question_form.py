@@ -28,8 +28,14 @@ _FIRST_PERSON_CLAUSE_RE = re.compile(
     r"(?:^|[,;:]\s*|\b(?:and|but|so|because)\s+)(?:I|I'm|Im|I've|I'll|I'd|my|we|we're|we've|our)\b",
     re.IGNORECASE,
 )
-# Hesitations and fillers before a question or request ("hmm ok what is my cat's name").
-_LEAD = r"^\W*(?:(?:hmm+|hm+|um+|uh+|ok|okay|so|well|oh|ah|anyway|btw|hey)\b[\s,.:;!-]*)*"
+# Hesitations and fillers before a question or request ("hmm ok what is my cat's name", "wait,
+# what is my dog called again", "Quick question: where do I live").
+_LEAD = (
+    r"^\W*(?:(?:hmm+|hm+|um+|uh+|ok|okay|so|well|oh|ah|anyway|btw|hey|wait|sorry|and|also|"
+    r"actually|(?:quick|random|silly|dumb|one|another|a)?\s*question|remind\s+me|real\s+quick)"
+    r"\b[\s,.:;!-]*)*"
+)
+_WH = r"(?:what|where|when|who|whom|whose|which|why|how|if|whether)"
 # A request addressed to the assistant: polite forms and common imperative verbs, at the start.
 _REQUEST_RE = re.compile(
     _LEAD + r"(?:please\b|(?:can|could|would|will)\s+you\b|help\s+me\b|let\s+me\s+know\b|"
@@ -38,6 +44,11 @@ _REQUEST_RE = re.compile(
     r"i\s+(?:wonder|was\s+wondering)\s+(?:what|where|when|who|whom|whose|which|why|how|if|"
     r"whether)\b|i'?d\s+like\s+to\s+know\b|do\s+you\s+(?:know|remember)\s+(?:what|where|when|"
     r"who|whom|whose|which|why|how|if|whether)\b|"
+    # "I need to know what my dog is called", "not sure what my dog is called", "I forgot
+    # where I parked": the user asks for what they do not know
+    rf"i\s+(?:need|want|would\s+like)\s+to\s+know\s+(?:{_WH}|my|the|your)\b|(?:i'?m\s+|i\s+am\s+)?not\s+sure\s+"
+    rf"{_WH}\b|i\s+(?:forgot|forget|can'?t\s+remember|cannot\s+remember|don'?t\s+remember|"
+    rf"can'?t\s+recall|don'?t\s+recall)\s+{_WH}\b|"
     r"(?:write|explain|summari[sz]e|translate|list|describe|generate|create|draft|rewrite|"
     r"refactor|debug|fix|compare|suggest|recommend|find|calculate|convert|review|outline|define|"
     r"brainstorm|compose|proofread|paraphrase|continue|elaborate|implement|solve)\b)",
@@ -60,6 +71,8 @@ _ASIDE_WORDS = (
     r"'?m\s+curious|was\s+wondering|wonder)(?:\s+(?:it|again|already|now))?|#\w+)"
 )
 _ASIDE_RE = re.compile(rf"^\W*(?:{_ASIDE_WORDS}(?:\W+|$))+$", re.IGNORECASE)
+# An aside after a comma at the end of a question ("what is my dog called, I can't recall").
+_TRAILING_ASIDE_RE = re.compile(rf",\s*(?:{_ASIDE_WORDS}(?:\W+|$))+$", re.IGNORECASE)
 
 
 def _aside(sentence: str) -> bool:
@@ -104,10 +117,14 @@ def is_question_sentence(sentence: str) -> bool:
     """A question that states nothing about the user in a clause of its own.
 
     It ends in ``?`` (``?!`` and ``??`` too), or it has no closing punctuation and is worded as
-    a question (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog"). A
-    marked question of at most :data:`FRAGMENT_WORDS` words asks whatever its words
-    ("my dog's name?").
+    a question (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog"), after
+    any lead ("wait,", "quick question:") and without a trailing aside after a comma ("..., I
+    can't recall"). A marked question of at most :data:`FRAGMENT_WORDS` words asks whatever its
+    words ("my dog's name?").
     """
+    core = _TRAILING_ASIDE_RE.sub("", sentence)
+    if core and core != sentence and _QUESTION_END_RE.search(sentence) is None:
+        sentence = core  # "what is my dog called, I forgot": the question without its aside
     marked = _QUESTION_END_RE.search(sentence) is not None
     if not marked and not (
         _UNPUNCTUATED_RE.search(sentence) and _UNMARKED_QUESTION_RE.match(sentence)

@@ -62,7 +62,9 @@ def clean_object(raw: str) -> str | None:
 _PARTICLES = word_set("van von de da del der di du le la bin al ibn ben mc st")
 _NAME_STOP = word_set(
     "on at back later when if a an the not so maybe anytime tomorrow today now please sometime "
-    "is was has had and or but to in for by from with me you him her it that this"
+    "is was has had and or but to in for by from with me you him her it that this "
+    # adverbs that end a question typed without its "?" ("what is my dog called again")
+    "again anyway though too then already yet still either"
 )
 
 

@@ -17,6 +17,7 @@ from shared.echo import (
     drop_echoes,
     is_echo,
 )
+from shared.extraction.regex import extract_facts
 from shared.fts_query import query_terms
 from shared.question_form import is_question_or_request, states_nothing
 from shared.ranking import Candidate
@@ -261,3 +262,46 @@ def test_demote_questions_reorders_before_the_floor():
 )
 def test_states_nothing(text: str, expected: bool) -> None:
     assert states_nothing(text) is expected
+
+
+# Questions as users type them without "?": a lead ("wait,", "quick question:"), an indirect
+# form ("I need to know what ...", "not sure what ..."), a trailing aside ("..., I can't recall")
+ASKED_WITHOUT_A_QUESTION_MARK = [
+    "Wait, what is my dog called again",
+    "Remind me, what is my cat called again",
+    "Question: what is my dog called",
+    "Random question - what's my dog called",
+    "Quick question: what is my dog called",
+    "I need to know what my dog is called.",
+    "I want to know my dog's name",
+    "what is my dog called, I can't recall",
+    "Not sure what my dog is called",
+    "I forgot where I parked",
+    "Wait, what is my name again",
+    "Sorry, where do I live again",
+]
+STATED_AFTER_A_LEAD = [
+    "Sorry, I moved to Berlin last week",
+    "Actually my dog is called Max now",
+    "Also I love hiking",
+    "I'm not sure about the job offer yet",
+    "I forgot my keys at home",
+    "A question came up at work about my visa",
+    "I need to know French for my new job",
+]
+
+
+@pytest.mark.parametrize("text", ASKED_WITHOUT_A_QUESTION_MARK)
+def test_a_question_typed_without_its_mark_states_nothing_and_yields_no_fact(text: str) -> None:
+    assert states_nothing(text)
+    assert extract_facts(text) == []  # no "User has a dog named again"
+
+
+@pytest.mark.parametrize("text", STATED_AFTER_A_LEAD)
+def test_a_statement_after_a_lead_or_hedge_is_still_captured(text: str) -> None:
+    assert not states_nothing(text)
+
+
+def test_a_pet_name_is_never_a_trailing_adverb() -> None:
+    assert extract_facts("My dog is called Rex again.")[0].content == "User has a dog named Rex"
+    assert extract_facts("my dog called again") == []
