@@ -63,13 +63,19 @@ def response_object(model: str, text: str, status: str = "completed") -> dict[st
 
 
 def response_events(model: str, text: str, chunks: int) -> Iterator[bytes]:
-    """The Responses event stream for an answer ``text`` (with a usage-bearing completion)."""
+    """The Responses event stream for an answer ``text`` (with a usage-bearing completion).
+
+    The events of one text message in OpenAI's order (https://platform.openai.com/docs/api-
+    reference/responses-streaming): ``response.created``, ``response.in_progress``,
+    ``response.output_item.added``, ``response.content_part.added``, the
+    ``response.output_text.delta`` events, ``response.output_text.done``,
+    ``response.content_part.done``, ``response.output_item.done``, ``response.completed``; the
+    official client's stream helper (``client.responses.stream``) needs every one of them.
+    """
     seq = iter(range(1_000_000))
     start = response_object(model, "", "in_progress")
-    yield _sse(
-        "response.created",
-        {"type": "response.created", "response": start, "sequence_number": next(seq)},
-    )
+    for kind in ("response.created", "response.in_progress"):
+        yield _sse(kind, {"type": kind, "response": start, "sequence_number": next(seq)})
     item = {
         "type": "message",
         "id": "msg_fake",
@@ -77,6 +83,7 @@ def response_events(model: str, text: str, chunks: int) -> Iterator[bytes]:
         "role": "assistant",
         "content": [],
     }
+    at = {"item_id": "msg_fake", "output_index": 0, "content_index": 0}
     yield _sse(
         "response.output_item.added",
         {
@@ -86,19 +93,52 @@ def response_events(model: str, text: str, chunks: int) -> Iterator[bytes]:
             "sequence_number": next(seq),
         },
     )
+    empty_part = {"type": "output_text", "text": "", "annotations": []}
+    yield _sse(
+        "response.content_part.added",
+        {
+            "type": "response.content_part.added",
+            **at,
+            "part": empty_part,
+            "sequence_number": next(seq),
+        },
+    )
     for piece in pieces(text, chunks):
         yield _sse(
             "response.output_text.delta",
             {
                 "type": "response.output_text.delta",
-                "item_id": "msg_fake",
-                "output_index": 0,
-                "content_index": 0,
+                **at,
                 "delta": piece,
                 "logprobs": [],
                 "sequence_number": next(seq),
             },
         )
+    yield _sse(
+        "response.output_text.done",
+        {
+            "type": "response.output_text.done",
+            **at,
+            "text": text,
+            "logprobs": [],
+            "sequence_number": next(seq),
+        },
+    )
+    part = {"type": "output_text", "text": text, "annotations": []}
+    yield _sse(
+        "response.content_part.done",
+        {"type": "response.content_part.done", **at, "part": part, "sequence_number": next(seq)},
+    )
+    done = {**item, "status": "completed", "content": [part]}
+    yield _sse(
+        "response.output_item.done",
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": done,
+            "sequence_number": next(seq),
+        },
+    )
     yield _sse(
         "response.completed",
         {

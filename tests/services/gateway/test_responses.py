@@ -56,6 +56,20 @@ def test_c1_memory_learned_on_chat_is_an_input_item_and_instructions_stay(
     assert sent["input"][1] == {"role": "user", "content": "Where do I work?"}
 
 
+def test_the_official_stream_helper_reads_a_streamed_answer_with_memory(formats_gateway, upstream):
+    # client.responses.stream() assembles the answer from every event of the stream (content
+    # parts, text done, item done): a stream missing one fails inside the client
+    gw = formats_gateway()
+    key_id, secret = gw.create_key()
+    client = openai_client(gw, secret)
+    teach_through_chat(gw, client, "I work at a bakery", key_id, "bakery")
+    upstream.reply_text = "You work at a bakery"
+    with client.responses.stream(model="m", input="Where do I work?") as stream:
+        final = stream.get_final_response()
+    assert final.output_text == "You work at a bakery"
+    assert "bakery" in last_call(upstream).body["input"][0]["content"]
+
+
 def test_prefix_bytes_identical_across_turns_and_caller_fields_pass_through(
     formats_gateway, upstream
 ):
