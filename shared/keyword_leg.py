@@ -18,6 +18,7 @@ from shared.keyword_rescore import screen_keyword_hits
 from shared.models import Memory, Scope
 from shared.ranking import Candidate, apply_relevance_floor, bm25_to_relevance
 from shared.recall_index import KeywordIndex, bm25_params
+from shared.recall_index.analysis import query_tokens
 from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
@@ -120,6 +121,27 @@ async def index_candidates(
     return candidates, memories, {m.id: p for m, _, p in rows if p is not None}
 
 
+def _shares_enough(
+    index: KeywordIndex, scope: Scope, query: str, hits: list[Candidate], settings: Settings
+) -> bool:
+    """Whether the hits pass ``recall_min_shared_terms`` (``m``; 0 = off).
+
+    A query of more than ``m`` terms is taken as unrelated to what is stored unless one hit
+    holds ``m`` of them: in a small store a memory sharing one common word ("called" in "How do
+    I call a function in Rust?", "dog" in "Is a hot dog a sandwich?") is the best hit, and the
+    relative floor, set by that hit, cannot reject it. Elasticsearch's ``minimum_should_match``
+    applied to the best hit rather than to each (each: LoCoMo Hit@5 −0.014; the best: −0.001,
+    README "Recall quality").
+    """
+    least = settings.recall_min_shared_terms
+    if least <= 0:
+        return True
+    terms = query_tokens(query, settings.recall_query_max_terms)
+    if len(terms) <= least:
+        return True
+    return index.shares_terms(scope, terms, [c.memory_id for c in hits], least)
+
+
 class KeywordLeg(msgspec.Struct):
     """The floored keyword hits, their records and prepared features, by rowid."""
 
@@ -142,8 +164,9 @@ async def keyword_leg(
 
     BM25 hits (``recall_top_k``; the engine's in-memory index, else FTS5), then the echoes of
     ``echo_of`` dropped and matches in question sentences demoted
-    (:func:`shared.keyword_rescore.screen_keyword_hits`), then the relative floor
-    (``recall_relative_floor``). The hits' prepared features are looked up under
+    (:func:`shared.keyword_rescore.screen_keyword_hits`), then, on the in-memory index, none at
+    all when no hit holds ``recall_min_shared_terms`` of a longer query's terms, then the relative
+    floor (``recall_relative_floor``). The hits' prepared features are looked up under
     ``prepared_fp`` (None: the cache's current preparer) and returned with them.
     """
     request = keyword_search_of(scope, query, settings, now)
@@ -157,5 +180,7 @@ async def keyword_leg(
     # asked about the query's words is rescored first, with features prepared when the
     # memories were indexed (else analysed here)
     kept = screen_keyword_hits(index, scope, query, echo_of, hits, memories, settings, ready)
+    if index is not None and kept and not _shares_enough(index, scope, query, kept, settings):
+        kept = []
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)
     return KeywordLeg(floored, memories, ready)

@@ -59,6 +59,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "recall_query_max_bytes": (16, 1 << 20),
     "recall_query_max_terms": (1, 4096),
     "recall_relative_floor": (0, 1),
+    "recall_min_shared_terms": (0, 32),
     "recall_fusion_keyword_share": (0, 1),
     "recall_context_weight": (0, MAX_CONTEXT_WEIGHT),
     "bm25_k1": (0, MAX_BM25_K1),

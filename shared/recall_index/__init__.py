@@ -212,6 +212,23 @@ class KeywordIndex:
             return {t: idf(n, df(t)) for t in terms}
         return {t: idf(n, sum(p.df(t) for p in live)) for t in terms}
 
+    def shares_terms(
+        self, scope: Scope, terms: Sequence[str], ids: Sequence[int], least: int
+    ) -> bool:
+        """Whether one of the memories ``ids`` holds at least ``least`` of the index ``terms``.
+
+        Over the cached partitions ``scope`` searches (:meth:`OwnerIndex.shares_terms`); no
+        I/O (after a search of ``scope`` they are cached). Own text and context both count.
+        """
+        owners = [scope.owner_id]
+        if scope.include_global and scope.owner_id != GLOBAL_OWNER:
+            owners.append(GLOBAL_OWNER)
+        return any(
+            part.shares_terms(terms, ids, least)
+            for part in (self.cache.owners.get(o) for o in owners)
+            if part is not None
+        )
+
     def reconfigure(self, params: Bm25Params) -> None:
         """Use new BM25 parameters: cached owners are dropped and rebuilt on their next use."""
         if params != self.cache.params:

@@ -141,6 +141,42 @@ class OwnerIndex:
         self.segment.touch(memory_id, access_count, last_accessed_at)
         self.delta.touch(memory_id, access_count, last_accessed_at)
 
+    def shares_terms(self, terms: Sequence[str], ids: Sequence[int], least: int) -> bool:
+        """Whether one of ``ids`` (live memories of this partition) holds ``least`` of ``terms``.
+
+        ``terms``: distinct index terms (own text or context counts); ids this partition does
+        not hold count nothing. One vectorised look-up per term over the segment's postings,
+        stopping as soon as one memory holds enough.
+        """
+        delta, seg = self.delta, self.segment
+        if least <= 0:
+            return True
+        wanted = set(terms)
+        positions = []
+        for memory_id in ids:
+            held = delta.terms.get(memory_id)
+            if held is not None:
+                if len(wanted.intersection(held)) >= least:
+                    return True
+                continue
+            pos = seg.pos_of.get(memory_id)
+            if pos is not None:
+                positions.append(pos)
+        if not positions:
+            return False
+        at = np.array(positions, dtype=np.int32)
+        count = np.zeros(len(at), dtype=np.int32)
+        for term in terms:
+            docs, _ = seg.postings(term)
+            if not len(docs):
+                continue
+            i = np.searchsorted(docs, at)
+            i[i == len(docs)] = 0
+            count += docs[i] == at
+            if int(count.max()) >= least:
+                return True
+        return False
+
     def lookup(self, ids: Sequence[int]) -> dict[int, Memory]:
         """The live memories among ``ids``."""
         seg = self.segment
