@@ -145,37 +145,28 @@ class OwnerIndex:
         """Whether one of ``ids`` (live memories of this partition) holds ``least`` of ``terms``.
 
         ``terms``: distinct index terms (own text or context counts); ids this partition does
-        not hold count nothing. One vectorised look-up per term over the segment's postings,
-        stopping as soon as one memory holds enough.
+        not hold count nothing. The first segment memory is checked alone (the best hit of a
+        related query holds enough: a few binary searches), then the others at once, one
+        vectorised look-up per term, stopping as soon as one memory holds enough.
         """
-        delta, seg = self.delta, self.segment
         if least <= 0:
             return True
-        wanted = set(terms)
-        positions = []
+        delta, seg = self.delta, self.segment
+        postings = [d for d in (seg.postings(t)[0] for t in terms) if len(d)]
+        positions: list[int] = []
         for memory_id in ids:
             held = delta.terms.get(memory_id)
             if held is not None:
-                if len(wanted.intersection(held)) >= least:
+                if len(set(terms).intersection(held)) >= least:
                     return True
                 continue
             pos = seg.pos_of.get(memory_id)
-            if pos is not None:
-                positions.append(pos)
-        if not positions:
-            return False
-        at = np.array(positions, dtype=np.int32)
-        count = np.zeros(len(at), dtype=np.int32)
-        for term in terms:
-            docs, _ = seg.postings(term)
-            if not len(docs):
+            if pos is None:
                 continue
-            i = np.searchsorted(docs, at)
-            i[i == len(docs)] = 0
-            count += docs[i] == at
-            if int(count.max()) >= least:
-                return True
-        return False
+            if not positions and _holds(postings, pos, least):
+                return True  # the first segment memory alone (the common case)
+            positions.append(pos)
+        return _any_holds(postings, positions[1:], least)
 
     def lookup(self, ids: Sequence[int]) -> dict[int, Memory]:
         """The live memories among ``ids``."""
@@ -318,6 +309,33 @@ class OwnerIndex:
             for i, s in found.items()
             if visible_row(self.delta.memories[i], scope, now, retention, any_user=any_user)
         }
+
+
+def _holds(postings: list[npt.NDArray[np.int32]], pos: int, least: int) -> bool:
+    """Whether segment position ``pos`` is in ``least`` of the ``postings`` arrays."""
+    found = 0
+    for docs in postings:
+        i = int(docs.searchsorted(pos))
+        if i < len(docs) and docs[i] == pos:
+            found += 1
+            if found >= least:
+                return True
+    return False
+
+
+def _any_holds(postings: list[npt.NDArray[np.int32]], positions: list[int], least: int) -> bool:
+    """Whether a segment position of ``positions`` is in ``least`` of the ``postings`` arrays."""
+    if not positions:
+        return False
+    at = np.array(positions, dtype=np.int32)
+    count = np.zeros(len(at), dtype=np.int32)
+    for docs in postings:
+        i = docs.searchsorted(at)
+        i[i == len(docs)] = 0
+        count += docs[i] == at
+        if int(count.max()) >= least:
+            return True
+    return False
 
 
 def _same_shown(a: Memory, b: Memory) -> bool:
