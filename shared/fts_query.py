@@ -34,6 +34,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from shared.invisible_joiners import joined_words
+
 __all__ = [
     "DEFAULT_MAX_TERMS",
     "STOP_WORDS",
@@ -120,26 +122,6 @@ def _is_token_category(ch: str) -> bool:
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 
-INVISIBLE_JOINERS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
-"""Invisible format characters found inside words of pasted text: soft hyphen (U+00AD), zero
-width space, non-joiner and joiner (U+200B-U+200D), word joiner (U+2060) and zero width no-break
-space (U+FEFF). unicode61 splits a word at each of them (they are not letters), so ``Ber\u00adlin``
-would index as ``Ber`` and ``lin`` and never match ``Berlin``."""
-_DROP_JOINERS = dict.fromkeys(map(ord, INVISIBLE_JOINERS))
-_JOINED_WORD = re.compile(rf"[^\W_]+(?:[{INVISIBLE_JOINERS}]+[^\W_]+)+")
-"""A word cut by :data:`INVISIBLE_JOINERS` (its pieces are runs of ``\\w`` but ``_``)."""
-
-
-def joined_words(text: str) -> list[str]:
-    """The words of ``text`` cut by :data:`INVISIBLE_JOINERS`, with those characters removed.
-
-    ``"Ber\u00adlin and Mün\u200bchen"`` → ``["Berlin", "München"]``; ``[]`` for text without
-    them (every ASCII text). Pure.
-    """
-    if text.isascii() or not any(c in text for c in INVISIBLE_JOINERS):
-        return []
-    return [m.group().translate(_DROP_JOINERS) for m in _JOINED_WORD.finditer(text)]
-
 
 def _runs(text: str) -> Iterator[tuple[int, str]]:
     """Yield maximal ``(class, run)`` pairs of token characters, classes _WORD/_CJK/_THAI."""
@@ -196,9 +178,10 @@ def index_text(content: str, key: str | None) -> str:
     content and key (see module docstring) and, for "mixed" unicode61 tokens such as
     ``用Python写代码`` or ``00🙁`` (one token each to unicode61, whose Unicode tables treat newer
     symbols as letters), their word pieces (``Python``, ``00``), so every piece can be found.
-    A word cut by an invisible format character (:data:`INVISIBLE_JOINERS`: a soft hyphen or a
-    zero width space pasted from a web page or PDF) is added whole too (``Ber\u00adlin`` →
-    ``Berlin``), so the word typed without it finds the memory. Pure-Latin/Cyrillic text adds
+    A word cut by an invisible format character
+    (:data:`shared.invisible_joiners.INVISIBLE_JOINERS`: a soft hyphen or a zero width space
+    pasted from a web page or PDF) is added whole too (``Ber\u00adlin`` → ``Berlin``), so the
+    word typed without it finds the memory. Pure-Latin/Cyrillic text adds
     nothing. The suffix is deterministic, so re-indexing the same memory yields the same text.
     Never raises.
     """
@@ -379,7 +362,7 @@ def _unicode_terms(text: str, max_terms: int) -> list[str]:
 
 
 def _query_tokens(text: str) -> Iterator[tuple[int, str]]:
-    """:func:`_segmented_tokens` of a query, a word cut by :data:`INVISIBLE_JOINERS` first whole.
+    """:func:`_segmented_tokens` of a query, a word cut by an invisible character first whole.
 
     ``Ber\u00adlin`` → ``Berlin`` (what :func:`index_text` adds for such a word, and the word as
     typed without it), then ``Ber`` and ``lin`` (what memories stored before that hold).

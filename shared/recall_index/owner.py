@@ -23,6 +23,7 @@ import numpy.typing as npt
 from shared.models import GLOBAL_OWNER, Memory, Scope
 from shared.recall_index.builder import records_at
 from shared.recall_index.delta import Delta
+from shared.recall_index.postings_check import any_holds, holds
 from shared.recall_index.prepared import Prepared, Preparer
 from shared.recall_index.segment import Bm25Params, Segment
 from shared.recall_index.topk import pruned_top
@@ -163,10 +164,10 @@ class OwnerIndex:
             pos = seg.pos_of.get(memory_id)
             if pos is None:
                 continue
-            if not positions and _holds(postings, pos, least):
+            if not positions and holds(postings, pos, least):
                 return True  # the first segment memory alone (the common case)
             positions.append(pos)
-        return _any_holds(postings, positions[1:], least)
+        return any_holds(postings, positions[1:], least)
 
     def lookup(self, ids: Sequence[int]) -> dict[int, Memory]:
         """The live memories among ``ids``."""
@@ -309,33 +310,6 @@ class OwnerIndex:
             for i, s in found.items()
             if visible_row(self.delta.memories[i], scope, now, retention, any_user=any_user)
         }
-
-
-def _holds(postings: list[npt.NDArray[np.int32]], pos: int, least: int) -> bool:
-    """Whether segment position ``pos`` is in ``least`` of the ``postings`` arrays."""
-    found = 0
-    for docs in postings:
-        i = int(docs.searchsorted(pos))
-        if i < len(docs) and docs[i] == pos:
-            found += 1
-            if found >= least:
-                return True
-    return False
-
-
-def _any_holds(postings: list[npt.NDArray[np.int32]], positions: list[int], least: int) -> bool:
-    """Whether a segment position of ``positions`` is in ``least`` of the ``postings`` arrays."""
-    if not positions:
-        return False
-    at = np.array(positions, dtype=np.int32)
-    count = np.zeros(len(at), dtype=np.int32)
-    for docs in postings:
-        i = docs.searchsorted(at)
-        i[i == len(docs)] = 0
-        count += docs[i] == at
-        if int(count.max()) >= least:
-            return True
-    return False
 
 
 def _same_shown(a: Memory, b: Memory) -> bool:

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from shared.fts_query import INVISIBLE_JOINERS, index_text, joined_words, query_terms
+from shared.fts_query import index_text, query_terms
+from shared.invisible_joiners import INVISIBLE_JOINERS, joined_words
 from shared.models import NewMemory, Scope
 from shared.recall_index import build_keyword_index
 from shared.retrieval import keyword_candidates
