@@ -16,6 +16,7 @@ from shared.engine import Engine
 from shared.fts_query import query_terms, quote_term
 from shared.keyword_rescore import screen_keyword_hits
 from shared.models import Memory, Scope
+from shared.question_form import asks_about_the_user
 from shared.ranking import Candidate, apply_relevance_floor, bm25_to_relevance
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.recall_index.analysis import query_tokens
@@ -126,15 +127,18 @@ def _shares_enough(
 ) -> bool:
     """Whether the hits pass ``recall_min_shared_terms`` (``m``; 0 = off).
 
-    A query of more than ``m`` terms is taken as unrelated to what is stored unless one hit
-    holds ``m`` of them: in a small store a memory sharing one common word ("called" in "How do
-    I call a function in Rust?", "dog" in "Is a hot dog a sandwich?") is the best hit, and the
-    relative floor, set by that hit, cannot reject it. Elasticsearch's ``minimum_should_match``
+    A query of more than ``m`` terms that does not speak of the user
+    (:func:`shared.question_form.asks_about_the_user`: "my parrot", "am I") is taken as
+    unrelated to what is stored unless one hit holds ``m`` of them: in a small store a memory
+    sharing one common word ("called" in "How do I call a function in Rust?", "dog" in "Is a
+    hot dog a sandwich?") is the best hit, and the relative floor, set by that hit, cannot
+    reject it. A request about the user ("Write a short poem about my parrot") often shares
+    one word with what they told, so it is exempt. Elasticsearch's ``minimum_should_match``
     applied to the best hit rather than to each (each: LoCoMo Hit@5 −0.014; the best: −0.001,
     README "Recall quality").
     """
     least = settings.recall_min_shared_terms
-    if least <= 0:
+    if least <= 0 or asks_about_the_user(query):
         return True
     terms = query_tokens(query, settings.recall_query_max_terms)
     if len(terms) <= least:

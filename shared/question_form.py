@@ -13,6 +13,7 @@ import re
 
 __all__ = [
     "SENTENCE_RE",
+    "asks_about_the_user",
     "is_question_or_request",
     "is_question_sentence",
     "states_nothing",
@@ -111,6 +112,28 @@ _NOTE_RE = re.compile(
     re.IGNORECASE,
 )
 _UNPUNCTUATED_RE = re.compile(r"[^.!?。！？\s]\s*$")
+
+
+# A first-person word: the user speaks of themselves ("my parrot", "am I", "for me"); "how do I
+# ..." (and can/should/would/could) asks for instructions and "tell me ..." addresses the
+# assistant, neither about the user.
+_FIRST_PERSON_RE = re.compile(
+    r"\b(?:my|mine|myself|me|our|ours|ourselves|we|us|i'?m|i'?ve|i'?d|i'?ll|i)\b", re.IGNORECASE
+)
+_HOW_DO_I_RE = re.compile(
+    r"\bhow\s+(?:do|can|should|would|could|to)\s+i\b|\b(?:tell|show|give|teach|help)\s+me\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_the_user(query: str) -> bool:
+    """Whether ``query`` speaks of the user: a first-person word outside "how do I", "tell me".
+
+    "Write a short poem about my parrot", "Which city am I living in?", "Suggest a gift for
+    me" → True; "Is a hot dog a sandwich?", "How do I call a function in Rust?" → False.
+    English rules (another language → False). Pure.
+    """
+    return _FIRST_PERSON_RE.search(_HOW_DO_I_RE.sub(" ", query)) is not None
 
 
 def is_question_sentence(sentence: str) -> bool:

@@ -19,7 +19,7 @@ from shared.echo import (
 )
 from shared.extraction.regex import extract_facts
 from shared.fts_query import query_terms
-from shared.question_form import is_question_or_request, states_nothing
+from shared.question_form import asks_about_the_user, is_question_or_request, states_nothing
 from shared.ranking import Candidate
 from shared.recall_index.analysis import query_tokens
 
@@ -305,3 +305,21 @@ def test_a_statement_after_a_lead_or_hedge_is_still_captured(text: str) -> None:
 def test_a_pet_name_is_never_a_trailing_adverb() -> None:
     assert extract_facts("My dog is called Rex again.")[0].content == "User has a dog named Rex"
     assert extract_facts("my dog called again") == []
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Write a short poem about my parrot", True),
+        ("Which city am I living in right now?", True),
+        ("Help me plan an anniversary surprise for my wife", True),
+        ("What car do I drive to work?", True),
+        ("Is a hot dog a sandwich?", False),
+        ("How do I call a function in Rust?", False),
+        ("How can I name a git branch?", False),
+        ("Tell me about T. rex dinosaurs", False),
+        ("What did Caroline research?", False),
+    ],
+)
+def test_asks_about_the_user(query: str, expected: bool) -> None:
+    assert asks_about_the_user(query) is expected

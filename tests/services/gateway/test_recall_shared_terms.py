@@ -37,3 +37,23 @@ def test_r3_a_query_sharing_one_common_word_with_a_small_store_injects_nothing(
     resp = ask(gateway, secret, [{"role": "user", "content": query}])
     assert resp.headers["x-mnemogate-memory-injected"] == str(injected)
     assert ("Rex" in memory_text(upstream)) is (injected > 0)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # a request about the user names one thing they told among generic words: it still
+        # gets the memory (the rule is for questions that do not speak of the user)
+        "Write a short poem about my parrot",
+        "Which city am I living in right now?",
+        "Suggest a birthday gift idea for my parrot",
+    ],
+)
+def test_a_request_about_the_user_sharing_one_term_still_gets_the_memory(
+    gateway, upstream, key, query
+):
+    key_id, secret = key
+    seed(gateway, key_id, "My parrot is called Kiwi", "I live in Lisbon")
+    resp = ask(gateway, secret, [{"role": "user", "content": query}])
+    assert resp.headers["x-mnemogate-memory-injected"] != "0"
+    assert ("Kiwi" if "parrot" in query else "Lisbon") in memory_text(upstream)
