@@ -112,6 +112,17 @@ _NOTE_RE = re.compile(
     re.IGNORECASE,
 )
 _UNPUNCTUATED_RE = re.compile(r"[^.!?。！？\s]\s*$")
+# A question asked in place ("My dog is called what?", "my name is what again", "I live where
+# again lol"): the sentence ends in an interrogative word after a verb, then at most an adverb
+# of asking again. It asks even with a first-person clause: the slot of the answer is empty.
+# Not after a verb of knowing ("I know what", "guess what", "no matter what").
+_IN_SITU_RE = re.compile(
+    r"\b(?!(?:know|knew|knows|guess|matter|wonder|care|remember|forgot|see|tell|ask)\b)[a-z']+"
+    r"\s+(?:what|who|whom|where|when|which|how\s+(?:old|many|much|long))"
+    r"(?:\s+(?:again|exactly|now|then|anyway|already|though|lol|lmao|haha\w*))*"
+    r"[\s?？!！.\"')\]]*$",
+    re.IGNORECASE,
+)
 
 
 # A first-person word: the user speaks of themselves ("my parrot", "am I", "for me"); "how do I
@@ -143,12 +154,15 @@ def is_question_sentence(sentence: str) -> bool:
     a question (:data:`_UNMARKED_QUESTION_RE`: "what laptop do I have", "do I have a dog"), after
     any lead ("wait,", "quick question:") and without a trailing aside after a comma ("..., I
     can't recall"). A marked question of at most :data:`FRAGMENT_WORDS` words asks whatever its
-    words ("my dog's name?").
+    words ("my dog's name?"), and so does a question asked in place, ending in its interrogative
+    word (:data:`_IN_SITU_RE`: "My dog is called what?", "my name is what again").
     """
     core = _TRAILING_ASIDE_RE.sub("", sentence)
     if core and core != sentence and _QUESTION_END_RE.search(sentence) is None:
         sentence = core  # "what is my dog called, I forgot": the question without its aside
     marked = _QUESTION_END_RE.search(sentence) is not None
+    if (marked or _UNPUNCTUATED_RE.search(sentence)) and _IN_SITU_RE.search(sentence):
+        return True  # "My dog is called what?", "my name is what again"
     if not marked and not (
         _UNPUNCTUATED_RE.search(sentence) and _UNMARKED_QUESTION_RE.match(sentence)
     ):

@@ -64,7 +64,11 @@ _NAME_STOP = word_set(
     "on at back later when if a an the not so maybe anytime tomorrow today now please sometime "
     "is was has had and or but to in for by from with me you him her it that this "
     # adverbs that end a question typed without its "?" ("what is my dog called again")
-    "again anyway though too then already yet still either"
+    "again anyway though too then already yet still either "
+    # a question or a refusal in the name's slot ("my dog is called what", "my name is idk")
+    "what who whom whose which where why how whatever whoever idk dunno unknown secret none "
+    "nobody nothing something someone somebody anything anyone tbd uh uhh um umm hmm er erm "
+    "lol lmao haha private classified irrelevant"
 )
 
 

@@ -279,6 +279,13 @@ ASKED_WITHOUT_A_QUESTION_MARK = [
     "I forgot where I parked",
     "Wait, what is my name again",
     "Sorry, where do I live again",
+    # asked in place: the answer's slot holds the interrogative word
+    "My name is what again",
+    "My dog is called what?",
+    "My name is what?",
+    "my sister is called what again lol",
+    "I live where again",
+    "my dog is how old again",
 ]
 STATED_AFTER_A_LEAD = [
     "Sorry, I moved to Berlin last week",
@@ -288,6 +295,8 @@ STATED_AFTER_A_LEAD = [
     "I forgot my keys at home",
     "A question came up at work about my visa",
     "I need to know French for my new job",
+    "I know what I want for my birthday",
+    "Guess what? My dog is called Rex.",
 ]
 
 

@@ -448,3 +448,26 @@ def test_contradicted_keys(key, expected):
 def test_the_statement_beside_such_a_question_is_still_learned() -> None:
     facts = [f.content for f in extract_facts("what's my dog called lol. My dog is called Rex.")]
     assert facts == ["User has a dog named Rex"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my dog is called whatever",
+        "my dog is called idk",
+        "My name is idk",
+        "my name is none of your business",
+        "My name is unknown",
+        "my wife is called lol",
+        "my cat is named something weird",
+    ],
+)
+def test_a_non_answer_in_a_names_slot_is_no_name(text: str) -> None:
+    # "My name is idk" once overwrote the user's real name with "idk"
+    assert extract_facts(text) == []
+
+
+def test_a_name_after_a_non_answer_word_elsewhere_is_still_learned() -> None:
+    assert [f.content for f in extract_facts("lol my dog is called Rex")] == [
+        "User has a dog named Rex"
+    ]
