@@ -132,15 +132,15 @@ class SearchPreview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     session_id: str | None = None
     strategy: RetrievalStrategy | None = None
     budget: Annotated[int, msgspec.Meta(ge=0, le=8000)] | None = None
-    #: also list the candidates recall dropped and why (floor, duplicate, cap, budget)
+    #: also list the candidates recall dropped and why (floor, screened, duplicate, cap, budget)
     explain: bool = False
 
 
 class DroppedMemory(msgspec.Struct, frozen=True, kw_only=True):
     """A candidate recall did not inject.
 
-    ``reason`` ∈ floor | duplicate | cap | budget (see :mod:`shared.recall_explain`), its per-leg
-    ranks and scores, tokens and the memory.
+    ``reason`` ∈ floor | screened | duplicate | cap | budget (see :mod:`shared.recall_explain`),
+    its per-leg ranks and scores, tokens and the memory.
     """
 
     reason: str

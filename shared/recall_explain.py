@@ -8,6 +8,10 @@ did not return was dropped for one reason, checked in this order:
 
 * ``floor``: below the relative floor of every leg it appeared in (keyword:
   ``recall_relative_floor`` × the best BM25; vector: the cosine floor);
+* ``screened``: a keyword hit above the floor that recall's keyword leg set aside
+  (:func:`shared.keyword_leg.keyword_leg`): an echo of the query, a question about its words
+  demoted below the floor, or a hit of a query sharing too few of its terms with every hit
+  (``recall_min_shared_terms``), and no vector hit above its floor;
 * ``duplicate``: its text repeats a better-ranked memory's (:func:`shared.ranking.content_key`);
 * ``cap``: ``recall_max_memories`` memories were already chosen;
 * ``budget``: it did not fit the token budget left (:func:`shared.ranking.budget_walk`).
@@ -21,6 +25,7 @@ import msgspec
 
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
+from shared.keyword_leg import keyword_leg
 from shared.models import Memory, Scope
 from shared.ranking import Candidate, apply_relevance_floor, content_key
 from shared.retrieval import keyword_candidates, keyword_search_of
@@ -28,7 +33,7 @@ from shared.settings import Settings
 from shared.store.memories import MemoryStore
 from shared.vector_leg import keyword_supported, vector_floor
 
-DropReason = Literal["floor", "duplicate", "cap", "budget"]
+DropReason = Literal["floor", "screened", "duplicate", "cap", "budget"]
 
 
 class LegHit(msgspec.Struct, frozen=True):
@@ -45,6 +50,8 @@ class Legs(msgspec.Struct, kw_only=True):
     keyword: dict[int, LegHit]
     vector: dict[int, LegHit]
     memories: dict[int, Memory]
+    #: keyword hits above the floor that recall's keyword leg set aside (reason ``screened``)
+    screened: frozenset[int] = frozenset()
 
 
 async def _vector_leg(
@@ -81,6 +88,7 @@ async def legs_of(
     """
     keyword: dict[int, LegHit] = {}
     memories: dict[int, Memory] = {}
+    screened: frozenset[int] = frozenset()
     if settings.retrieval_strategy != "semantic" or engine is None or not engine.enabled:
         cands, memories = await keyword_candidates(
             store, keyword_search_of(scope, query, settings, now)
@@ -89,6 +97,10 @@ async def legs_of(
             c.memory_id
             for c in apply_relevance_floor(cands, relative_floor=settings.recall_relative_floor)
         }
+        if engine is not None and engine.keywords is not None and kept:
+            leg = await keyword_leg(store, engine, scope, query, settings, now, echo_of=query)
+            screened = frozenset(kept - {c.memory_id for c in leg.hits})
+            kept -= screened
         keyword = {
             c.memory_id: LegHit(rank=c.rank, score=c.score, passed=c.memory_id in kept)
             for c in cands
@@ -107,7 +119,7 @@ async def legs_of(
     missing = [i for i in vector_ids if i not in memories]
     if missing:
         memories.update(await store.get_many(missing))
-    return Legs(keyword=keyword, vector=vector, memories=memories)
+    return Legs(keyword=keyword, vector=vector, memories=memories, screened=screened)
 
 
 def _best_rank(legs: Legs, memory_id: int) -> tuple[int, int]:
@@ -133,7 +145,7 @@ def drop_reasons(legs: Legs, chosen: list[Memory], max_memories: int) -> list[tu
         hits = [h for h in (legs.keyword.get(memory_id), legs.vector.get(memory_id)) if h]
         key = content_key(legs.memories[memory_id].content)
         if not any(h.passed for h in hits):
-            out.append((memory_id, "floor"))
+            out.append((memory_id, "screened" if memory_id in legs.screened else "floor"))
             continue
         if key in seen:
             reason = "duplicate"

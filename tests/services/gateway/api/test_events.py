@@ -98,3 +98,21 @@ def test_preview_explains_drops(api: Api) -> None:
     # without explain: no dropped list
     plain = api.a.http.post("/api/memory/search-preview", json={"query": "green tea"}).json()
     assert plain["dropped"] is None
+
+
+def test_preview_explains_a_hit_recall_screened_out(api: Api) -> None:
+    r = api.a.http.post("/api/memory", json={"content": "My dog Rex sleeps on the sofa"})
+    assert r.status_code == 201, r.text
+    dog = str(r.json()["id"])
+    # a query of several terms about something else, sharing one word with the only memory:
+    # recall injects nothing, and the preview says why rather than blaming the budget
+    body = {"query": "Is a hot dog a sandwich in culinary terms?", "explain": True}
+    result = api.a.http.post("/api/memory/search-preview", json={**body, "strategy": "exact"})
+    assert result.status_code == 200, result.text
+    explained = result.json()
+    assert explained["items"] == []
+    assert {d["memory"]["id"]: d["reason"] for d in explained["dropped"]} == {dog: "screened"}
+    # the same memory asked about by a query that speaks of the user is recalled
+    mine = {"query": "What does my dog do on the sofa?", "strategy": "exact", "explain": True}
+    found = api.a.http.post("/api/memory/search-preview", json=mine).json()
+    assert [i["memory"]["id"] for i in found["items"]] == [dog]
