@@ -44,6 +44,8 @@ class FactWrites(msgspec.Struct, kw_only=True):
     writes: list[NewMemory] = msgspec.field(default_factory=list)
     sensitive_skipped: int = 0
     deduplicated: int = 0
+    #: key prefixes whose other facts the written ones replace (:attr:`ExtractedFact.replaces`)
+    replaces: list[str] = msgspec.field(default_factory=list)
 
 
 def _fact_char(ch: str) -> str:
@@ -74,6 +76,19 @@ def sanitise_fact(fact: ExtractedFact) -> ExtractedFact | None:
     if (content, category, mtype) == (fact.content, fact.category, fact.type):
         return fact
     return msgspec.structs.replace(fact, content=content, category=category, type=mtype)
+
+
+#: Fewest ``:``-ended parts of a replaced key prefix: ``pet:dog:``, never a bare ``pet:``.
+SLOT_PARTS = 2
+
+
+def _replaces_siblings(fact: ExtractedFact) -> bool:
+    """Whether ``fact.replaces`` names a slot of at least two key parts that holds its key.
+
+    ``pet:dog:`` for ``pet:dog:max``; never a bare category (``pet:``) or a foreign prefix.
+    """
+    prefix = fact.replaces
+    return prefix.endswith(":") and prefix.count(":") >= SLOT_PARTS and fact.key.startswith(prefix)
 
 
 async def _near_duplicate_key(jc: JobContext, p: LearnPayload, fact: ExtractedFact) -> str | None:
@@ -130,6 +145,8 @@ async def fact_writes(
             continue
         key = await _near_duplicate_key(jc, p, fact)
         out.deduplicated += key is not None
+        if _replaces_siblings(fact) and fact.replaces not in out.replaces:
+            out.replaces.append(fact.replaces)
         index = sourced.turn_index
         out.writes.append(
             NewMemory(
@@ -182,8 +199,13 @@ def capture_writes(
     ]
 
 
-async def supersede(jc: JobContext, p: LearnPayload, writes: list[NewMemory]) -> None:
+async def supersede(
+    jc: JobContext, p: LearnPayload, writes: list[NewMemory], prefixes: Sequence[str] = ()
+) -> None:
     """Delete the facts a written fact contradicts ("I hate Java" replaces "I love Java").
+
+    Also every fact of a key starting with one of ``prefixes`` but the written ones ("Actually
+    my dog is called Max" replaces ``pet:dog:rex``: :attr:`ExtractedFact.replaces`).
 
     Raises:
         StoreError: the delete failed.
@@ -198,9 +220,11 @@ async def supersede(jc: JobContext, p: LearnPayload, writes: list[NewMemory]) ->
             if old not in written_keys
         }
     )
-    if not superseded:
+    if not superseded and not prefixes:
         return
-    gone = await jc.store.writes.delete_keys(p.owner_id, p.user_id, superseded)
+    gone = await jc.store.writes.delete_keys(
+        p.owner_id, p.user_id, superseded, prefixes, keep=sorted(k for k in written_keys if k)
+    )
     if gone:
         jc.count("superseded", len(gone))
         await enqueue_vector_delete(jc.queue, gone)

@@ -89,6 +89,10 @@ class ExtractedFact(msgspec.Struct, frozen=True, kw_only=True):
         type: one of :data:`TYPES`.
         key: stable lower-case upsert key (scheme in the module docstring).
         confidence: 0.0..1.0, the extractor's belief that the user stated this about themselves.
+        replaces: ``""``, or a prefix of ``key`` ending in ``:`` whose other stored facts this
+            one replaces: a corrected name ("Actually my dog is called Max" replaces every
+            ``pet:dog:`` fact, such as the ``pet:dog:rex`` of "My dog is called Rex"), where the
+            name is part of the key so that two dogs can be remembered.
     """
 
     content: str
@@ -96,6 +100,7 @@ class ExtractedFact(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     key: str
     confidence: float
+    replaces: str = ""
 
 
 def _fold(text: str) -> str:

@@ -95,7 +95,10 @@ _CORR_VERBS = r"(?P<verb>like|love|enjoy|prefer|use|live\s+in|work\s+at|work\s+f
 _DECIDE_VERBS = (
     r"(?P<verb>use|go\s+with|stick\s+with|switch\s+to|adopt|pick|choose|migrate\s+to|move\s+to)"
 )
-_NAMING = r"(?P<naming>'s\s+name\s+is|\s+is\s+(?:named|called)|\s*,?\s+(?:named|called))"
+_NAMING = (
+    r"(?P<naming>'s\s+name\s+is(?:\s+actually)?|\s+is\s+(?:actually\s+)?(?:named|called)|"
+    r"\s*,?\s+(?:named|called))"
+)
 
 # Order matters: a later rule is ignored where an earlier one matched (corrections before
 # dislikes before likes; "I'm a fan of" before "I'm a <job>").
@@ -176,8 +179,9 @@ _RULES: tuple[Rule, ...] = (
     _rule("my", r"\bmy\s+(?:(?:little|old|new|sweet)\s+)?(?P<species>" + SPECIES + r")"
           + _NAMING + "?" + _OBJ, build_my_pet),
     _rule("my", r"\bmy\s+(?:(?P<mod>older|younger|little|big|baby|twin|eldest|oldest|youngest)\s+)?"
-          r"(?P<rel>" + RELATIONS + r")(?P<naming>'s\s+name\s+is|\s+is\s+(?:named|called)|\s*,?\s+"
-          r"(?:named|called)|\s+is)?" + _OBJ, build_family),
+          r"(?P<rel>" + RELATIONS + r")(?P<naming>'s\s+name\s+is(?:\s+actually)?|\s+is\s+"
+          r"(?:actually\s+)?(?:named|called)|\s*,?\s+(?:named|called)|\s+is)?" + _OBJ,
+          build_family),
     # tools
     _rule("use", r"\b(?:I|we)\s+(?:(?:mostly|mainly|primarily|currently|now|still|also|only|just|"
           r"exclusively|daily|personally)\s+)?use" + _OBJ, build_tool),
@@ -185,7 +189,23 @@ _RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 
 
-def _clause_facts(orig: str, norm: str, lowercase_ok: bool, out: dict[str, ExtractedFact]) -> None:
+# A sentence that corrects what the user said before: a correcting lead ("No, ...", "Sorry, ...",
+# "Oops, ...", "Correction: ...", "I meant ...", "My bad, ..."), "actually" anywhere ("My dog is
+# actually called Max"), or a name set against another ("..., not Rex").
+_CORRECTING_RE = re.compile(
+    r"^\W*(?:no|nope|nah|sorry|oops|correction|wait|my\s+bad|i\s+meant|i\s+mean|"
+    r"to\s+correct\s+(?:that|myself))\b|\bactually\b|,\s*not\s+\w",
+    IGNORE_CASE,
+)
+
+
+def _clause_facts(
+    orig: str,
+    norm: str,
+    lowercase_ok: bool,
+    out: dict[str, ExtractedFact],
+    correcting: bool = False,
+) -> None:
     lower = norm.lower()
     taken: list[tuple[int, int]] = []
     for rule in _RULES:
@@ -199,7 +219,7 @@ def _clause_facts(orig: str, norm: str, lowercase_ok: bool, out: dict[str, Extra
             continue
         if rule.positive and NEGATION_RE.search(norm, 0, start) is not None:
             continue
-        fact = rule.build(RuleContext(m, orig, lowercase_ok))
+        fact = rule.build(RuleContext(m, orig, lowercase_ok, correcting))
         if fact is None:
             continue
         taken.append((start, m.end()))
@@ -232,10 +252,11 @@ def extract_facts(text: str) -> list[ExtractedFact]:
         if AI_SELF_RE.search(sentence):
             continue
         hedged = False  # a hedge also covers the clauses after it ("I'm not sure, I'll use X")
+        correcting = _CORRECTING_RE.search(sentence) is not None
         for c_start, c_end in clauses(norm, s_start, s_end):
             clause = norm[c_start:c_end]
             hedged = hedged or HEDGE_RE.search(clause) is not None
             if hedged:
                 continue
-            _clause_facts(orig[c_start:c_end], clause, lowercase_ok, out)
+            _clause_facts(orig[c_start:c_end], clause, lowercase_ok, out, correcting)
     return list(out.values())

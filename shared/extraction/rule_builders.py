@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+import msgspec
+
 from shared.extraction.fact_objects import (
     JOB_BAD_FIRST,
     JOB_CUT_RE,
@@ -34,6 +36,7 @@ class RuleContext(NamedTuple):
     m: re.Match[str]
     orig: str  # original text of the clause, same offsets as the normalised clause
     lowercase_ok: bool  # the message has no upper-case ASCII letter at all
+    correcting: bool = False  # the sentence corrects what was said ("Actually, ...", "No, ...")
 
     def raw(self, group: str) -> str:
         """The group's original text (user's spelling and case)."""
@@ -327,7 +330,9 @@ def build_my_pet(c: RuleContext) -> ExtractedFact | None:
     if name is None:
         return None
     species = _singular(c.g("species") or "")
-    return _fact(f"User has a {species} named {name}", "fact", f"pet:{species}:{slug(name)}", 0.85)
+    fact = _fact(f"User has a {species} named {name}", "fact", f"pet:{species}:{slug(name)}", 0.85)
+    # "Actually my dog is called Max": the dog named before is this one, not a second dog
+    return msgspec.structs.replace(fact, replaces=f"pet:{species}:") if c.correcting else fact
 
 
 _UNIQUE_RELATIONS = word_set(
@@ -352,8 +357,12 @@ def build_family(c: RuleContext) -> ExtractedFact | None:
     rel = WS_RE.sub(" ", (c.g("rel") or "").lower())
     mod = c.g("mod")
     shown = f"{mod.lower()} {rel}" if mod else rel
-    key = f"family:{slug(rel)}" + ("" if rel in _UNIQUE_RELATIONS else f":{slug(name)}")
-    return _fact(f"User's {shown} is named {name}", "fact", key, 0.85)
+    named = rel not in _UNIQUE_RELATIONS  # two sisters are two keys; a wife is one
+    key = f"family:{slug(rel)}" + (f":{slug(name)}" if named else "")
+    fact = _fact(f"User's {shown} is named {name}", "fact", key, 0.85)
+    if named and c.correcting:  # "No, my sister is called Anna": the sister named before
+        return msgspec.structs.replace(fact, replaces=f"family:{slug(rel)}:")
+    return fact
 
 
 def build_tool(c: RuleContext) -> ExtractedFact | None:

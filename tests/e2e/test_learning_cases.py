@@ -207,6 +207,38 @@ def test_a_negative_habit_replaces_the_positive_one(env, upstream):
     assert [m.content for m in facts(env, owner)] == ["User never uses tabs"]
 
 
+def test_a_corrected_pet_name_replaces_the_old_one_and_a_second_pet_does_not(env, upstream):
+    owner, secret = key(env, "e1d")
+    learn_one(env, secret, owner, "My dog is called Rex")
+    learn_one(env, secret, owner, "Actually my dog is called Max")
+    assert [(m.key, m.content) for m in facts(env, owner)] == [
+        ("pet:dog:max", "User has a dog named Max")
+    ]
+    # another end user of the same key keeps their own dog
+    learn_one(env, secret, owner, "My dog is called Bo", user="ann")
+    learn_one(env, secret, owner, "I also have a dog named Rex")  # a second dog, no correction
+    assert sorted(m.key for m in facts(env, owner)) == ["pet:dog:bo", "pet:dog:max", "pet:dog:rex"]
+    learn_one(env, secret, owner, "No, my sister is called Anna")
+    learn_one(env, secret, owner, "Sorry, my sister is called Eva, not Anna")
+    assert sorted(m.key for m in facts(env, owner) if m.user_id == "") == [
+        "family:sister:eva",
+        "pet:dog:max",
+        "pet:dog:rex",
+    ]
+
+
+def test_a_non_answer_never_overwrites_the_users_name(env, upstream):
+    owner, secret = key(env, "e1e")
+    learn_one(env, secret, owner, "My name is Alice")
+    for text in ("My name is idk", "My name is what again", "my name is none of your business"):
+        learn_one(env, secret, owner, text)
+    learn_one(env, secret, owner, "I live in Berlin")
+    assert {m.key: m.content for m in facts(env, owner)} == {
+        "identity:name": "User's name is Alice",
+        "identity:location": "User lives in Berlin",
+    }
+
+
 def test_e2_dots_inside_tokens_are_kept(env, upstream):
     owner, secret = key(env, "e2")
     learn_one(env, secret, owner, "I prefer Next.js for frontend")

@@ -35,6 +35,7 @@ from shared.store.memories.rows import (
     row_to_memory,
     visibility_sql,
 )
+from shared.store.memories.superseded import delete_superseded
 
 __all__ = [
     "COLUMNS",
@@ -381,20 +382,18 @@ class MemoryStore:
             ]
         return [int(c or 0) for c in counts]
 
-    async def delete_keys(self, owner_id: str, user_id: str, keys: Sequence[str]) -> Sequence[int]:
-        """Delete the memories of (``owner_id``, ``user_id``) with these upsert keys; their rowids.
+    async def delete_keys(
+        self,
+        owner_id: str,
+        user_id: str,
+        keys: Sequence[str],
+        prefixes: Sequence[str] = (),
+        keep: Sequence[str] = (),
+    ) -> Sequence[int]:
+        """Delete (``owner_id``, ``user_id``)'s memories of ``keys`` or ``prefixes``; their rowids.
 
-        One transaction (FTS5 and sqlite-vec rows go via triggers); none when no such key is
-        stored (the common case), so no commit marks the recall cache stale.
+        A memory whose key is in ``keep`` stays
+        (:func:`~shared.store.memories.superseded.delete_superseded`: one transaction, none
+        when nothing matches).
         """
-        marks = ",".join("?" * len(keys))
-        where = f"FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks})"
-        params = [owner_id, user_id, *keys]
-        with store_errors("deleting superseded memories"):
-            if not keys or not await self.conn.execute_fetchall(
-                f"SELECT 1 {where} LIMIT 1", params
-            ):
-                return []
-            async with transaction(self.conn):
-                rows = await self.conn.execute_fetchall(f"DELETE {where} RETURNING id", params)
-        return [int(r[0]) for r in rows]
+        return await delete_superseded(self.conn, owner_id, user_id, keys, prefixes, keep)

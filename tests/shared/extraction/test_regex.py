@@ -471,3 +471,21 @@ def test_a_name_after_a_non_answer_word_elsewhere_is_still_learned() -> None:
     assert [f.content for f in extract_facts("lol my dog is called Rex")] == [
         "User has a dog named Rex"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "replaces"),
+    [
+        ("Actually my dog is called Max", "pet:dog:max", "pet:dog:"),
+        ("No, my dog is called Max", "pet:dog:max", "pet:dog:"),
+        ("My dog is called Max, not Rex", "pet:dog:max", "pet:dog:"),
+        ("My dog's name is actually Max", "pet:dog:max", "pet:dog:"),
+        ("Sorry, my sister is called Anna", "family:sister:anna", "family:sister:"),
+        ("My dog is called Rex", "pet:dog:rex", ""),  # a statement, not a correction
+        ("I also have a dog named Rex", "pet:dog:rex", ""),  # a second dog
+        ("No, my wife is called Eve", "family:wife", ""),  # one key already: an upsert
+    ],
+)
+def test_a_corrected_name_replaces_the_names_of_its_slot(text: str, key: str, replaces: str):
+    (fact,) = extract_facts(text)
+    assert (fact.key, fact.replaces) == (key, replaces)

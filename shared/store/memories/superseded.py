@@ -1,0 +1,63 @@
+"""Deleting the facts a newer statement supersedes: by upsert key, or by key prefix.
+
+One transaction per call; the FTS5 and sqlite-vec rows go with the memory rows through the
+triggers of migration 0001. The prefix range uses the ``UNIQUE (owner_id, user_id, key)`` index
+(a range ``key >= prefix AND key < next``, never ``LIKE``, whose wildcards a key may hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aiosqlite
+
+from shared.store.connection import store_errors, transaction
+
+
+def prefix_upper(prefix: str) -> str:
+    """The smallest string above every string starting with ``prefix`` (non-empty).
+
+    ``"pet:dog:"`` → ``"pet:dog;"``: its last character advanced by one code point.
+    """
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+async def delete_superseded(
+    conn: aiosqlite.Connection,
+    owner_id: str,
+    user_id: str,
+    keys: Sequence[str],
+    prefixes: Sequence[str] = (),
+    keep: Sequence[str] = (),
+) -> list[int]:
+    """Delete (``owner_id``, ``user_id``)'s memories of ``keys`` or ``prefixes``; their rowids.
+
+    A memory is deleted when its key is one of ``keys`` or starts with one of ``prefixes`` (each
+    non-empty), unless its key is in ``keep``.
+
+    Nothing is written when no such memory is stored (the common case), so no commit marks the
+    recall cache stale.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    clauses: list[str] = []
+    params: list[str] = []
+    if keys:
+        clauses.append(f"key IN ({','.join('?' * len(keys))})")
+        params.extend(keys)
+    for prefix in prefixes:
+        clauses.append("(key >= ? AND key < ?)")
+        params.extend((prefix, prefix_upper(prefix)))
+    if not clauses:
+        return []
+    where = f"FROM memories WHERE owner_id = ? AND user_id = ? AND ({' OR '.join(clauses)})"
+    if keep:
+        where += f" AND key NOT IN ({','.join('?' * len(keep))})"
+    args = [owner_id, user_id, *params, *keep]
+    with store_errors("deleting superseded memories"):
+        if not await conn.execute_fetchall(f"SELECT 1 {where} LIMIT 1", args):
+            return []
+        async with transaction(conn):
+            rows = await conn.execute_fetchall(f"DELETE {where} RETURNING id", args)
+    return [int(r[0]) for r in rows]
