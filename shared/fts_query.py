@@ -181,7 +181,8 @@ def index_text(content: str, key: str | None) -> str:
     A word cut by an invisible format character
     (:data:`shared.invisible_joiners.INVISIBLE_JOINERS`: a soft hyphen or a zero width space
     pasted from a web page or PDF) is added whole too (``Ber\u00adlin`` → ``Berlin``), so the
-    word typed without it finds the memory. Pure-Latin/Cyrillic text adds
+    word typed without it finds the memory. A word that NFC normalisation changes (queries are
+    NFC) is added in its NFC form. Pure-Latin/Cyrillic text in NFC adds
     nothing. The suffix is deterministic, so re-indexing the same memory yields the same text.
     Never raises.
     """
@@ -190,25 +191,31 @@ def index_text(content: str, key: str | None) -> str:
         parts.append(key)
     extra: list[str] = []
     seen: set[str] = set()
+
+    def add(text: str) -> None:
+        for _, tok in _segmented_tokens(text):
+            if tok and tok not in seen:
+                seen.add(tok)
+                extra.append(tok)
+
     for part in parts:
         source = unicodedata.normalize("NFC", part)
+        changed = source != part
         # A unicode61 token is a maximal run of token characters of ANY class; only tokens that
         # contain a CJK/Thai run need help.
         for chunk in _unicode61_chunks(source):
             runs = list(_runs(chunk))
             glued = sum(len(run) for _, run in runs) < len(chunk)
-            if not glued and all(cls == _WORD for cls, _ in runs):
-                continue  # unicode61 already indexes this chunk exactly as queries split it
-            for _, tok in _segmented_tokens(chunk):
-                if tok and tok not in seen:
-                    seen.add(tok)
-                    extra.append(tok)
+            if glued or any(cls != _WORD for cls, _ in runs):
+                add(chunk)  # else unicode61 indexes this chunk exactly as queries split it
+            elif changed and chunk not in part:
+                # a character NFC rewrites (the precomposed Devanagari "क़" U+0958 or Tibetan
+                # U+0F57, composition exclusions): queries are NFC, so the word is also indexed
+                # in NFC form, or the word typed the same way would not find it
+                add(chunk)
         # a word cut by an invisible character is also indexed whole (its pieces stay)
         for word in joined_words(source):
-            for _, tok in _segmented_tokens(word):
-                if tok and tok not in seen:
-                    seen.add(tok)
-                    extra.append(tok)
+            add(word)
     out = "\n".join(parts)
     if extra:
         out += "\n" + " ".join(extra)

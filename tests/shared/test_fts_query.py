@@ -255,6 +255,25 @@ def test_any_text_indexes_and_finds_itself(text: str) -> None:
     assert rows == [(1,)]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0958\u093e\u0932\u093e",  # Hindi typed with the precomposed nukta letter U+0958
+        "0\u0f57",  # Tibetan U+0F57: NFC decomposes both (composition exclusions)
+        "cafe\u0301 au lait",  # a combining accent, which NFC composes
+    ],
+)
+def test_a_word_nfc_rewrites_is_found_by_itself(text: str) -> None:
+    conn = sqlean.connect(":memory:")
+    try:
+        conn.execute(f"create virtual table t using fts5(x, tokenize='{TOKENIZER}')")
+        conn.execute("insert into t(rowid, x) values (1, ?)", (index_text(text, None),))
+        query = build_match_query(text.split(maxsplit=1)[0])
+        assert conn.execute("select rowid from t where t match ?", (query,)).fetchall() == [(1,)]
+    finally:
+        conn.close()
+
+
 _CONN: list[sqlean.Connection] = []
 
 
