@@ -226,7 +226,7 @@ async def learn(jc: JobContext, p: LearnPayload) -> LearnResult:
         contexts = _contexts(jc, p, [i for i, _text in turns.new])
         captures = capture_writes(jc, p, turns.new, keys, contexts)
     writes = facts.writes + captures
-    await supersede(jc, p, writes, facts.replaces)
+    await supersede(jc, p, writes, facts.replaces, facts.rejects)
     writes, ids = await _write(jc, p, writes)
     await _update_previous_contexts(jc, p, turns)
     n_facts = sum(1 for w in writes if w.source == "extraction")

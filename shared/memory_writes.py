@@ -46,6 +46,8 @@ class FactWrites(msgspec.Struct, kw_only=True):
     deduplicated: int = 0
     #: key prefixes whose other facts the written ones replace (:attr:`ExtractedFact.replaces`)
     replaces: list[str] = msgspec.field(default_factory=list)
+    #: keys of facts the written ones reject (:attr:`ExtractedFact.rejects`)
+    rejects: list[str] = msgspec.field(default_factory=list)
 
 
 def _fact_char(ch: str) -> str:
@@ -147,6 +149,8 @@ async def fact_writes(
         out.deduplicated += key is not None
         if _replaces_siblings(fact) and fact.replaces not in out.replaces:
             out.replaces.append(fact.replaces)
+        slot = fact.key[: fact.key.rfind(":") + 1]
+        out.rejects.extend(k for k in fact.rejects if slot and k.startswith(slot))
         index = sourced.turn_index
         out.writes.append(
             NewMemory(
@@ -200,12 +204,17 @@ def capture_writes(
 
 
 async def supersede(
-    jc: JobContext, p: LearnPayload, writes: list[NewMemory], prefixes: Sequence[str] = ()
+    jc: JobContext,
+    p: LearnPayload,
+    writes: list[NewMemory],
+    prefixes: Sequence[str] = (),
+    rejected: Sequence[str] = (),
 ) -> None:
     """Delete the facts a written fact contradicts ("I hate Java" replaces "I love Java").
 
     Also every fact of a key starting with one of ``prefixes`` but the written ones ("Actually
-    my dog is called Max" replaces ``pet:dog:rex``: :attr:`ExtractedFact.replaces`).
+    my dog is called Max" replaces ``pet:dog:rex``: :attr:`ExtractedFact.replaces`), and those
+    of the ``rejected`` keys ("I prefer Vim, not Emacs": :attr:`ExtractedFact.rejects`).
 
     Raises:
         StoreError: the delete failed.
@@ -219,6 +228,7 @@ async def supersede(
             for old in contradicted_keys(w.key)
             if old not in written_keys
         }
+        | {k for k in rejected if k not in written_keys}
     )
     if not superseded and not prefixes:
         return

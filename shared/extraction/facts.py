@@ -101,6 +101,9 @@ class ExtractedFact(msgspec.Struct, frozen=True, kw_only=True):
     key: str
     confidence: float
     replaces: str = ""
+    #: keys of stored facts this statement rejects ("I prefer Vim, not Emacs" rejects
+    #: ``preference:like:emacs``); each shares the fact's key prefix up to its last ``:``
+    rejects: tuple[str, ...] = ()
 
 
 def _fold(text: str) -> str:
@@ -167,8 +170,9 @@ _NO_LONGER = re.compile(r"^((?:the )?user) no longer ", re.IGNORECASE)
 
 #: Words that end the "head" of an object (the part that names the thing).
 _HEAD_CUT = re.compile(
-    r"\s(?:for|in|on|at|with|over|than|because|since|when|while|as|to|from|during|by|via|"
-    r"instead|rather|and|but|or|so|if|unless|whenever|every|each)\b.*",
+    r"(?:\s(?:for|in|on|at|with|over|than|because|since|when|while|as|to|from|during|by|via|"
+    r"instead|rather|and|but|or|so|if|unless|whenever|every|each|not|now|more|nowadays|"
+    r"anymore|these\s+days|lately)\b|\s*[,;(]).*",
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -176,8 +180,9 @@ _HEAD_CUT = re.compile(
 def head(obj: str) -> str:
     """The leading noun phrase of an object: text before the first preposition/conjunction.
 
-    ``"Postgres for this project"`` → ``"Postgres"``; ``"to code at night"`` → ``"to code"``
-    (a marker at position 0 does not cut). Returns ``obj`` stripped when nothing cuts it.
+    ``"Postgres for this project"`` → ``"Postgres"``; ``"to code at night"`` → ``"to code"``;
+    ``"Vim, not Emacs"``, ``"Vim now"``, ``"Rust more than Go"`` → ``"Vim"``, ``"Vim"``,
+    ``"Rust"`` (a marker at position 0 does not cut). Returns ``obj`` stripped when nothing cuts it.
     """
     stripped = obj.strip()
     m = _HEAD_CUT.search(stripped, 1)

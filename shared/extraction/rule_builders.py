@@ -134,7 +134,22 @@ def build_like(c: RuleContext) -> ExtractedFact | None:
     else:
         phrase = _LIKE_WORDS.get(verb.split()[-1], "prefers")
     content = f"User {phrase} {third_person_pronouns(obj)}"
-    return _fact(content, "preference", "preference:like:" + slug(head(obj)), 0.9)
+    fact = _fact(content, "preference", "preference:like:" + slug(head(obj)), 0.9)
+    rejected = _REJECTED_RE.search(obj)
+    if rejected is None or (rejected.group("over") and verb != "prefer"):
+        return fact  # "I like Rust over the weekend" rejects nothing
+    other = slug(head(rejected.group("other")))
+    if not other or f"preference:like:{other}" == fact.key:
+        return fact
+    return msgspec.structs.replace(fact, rejects=(f"preference:like:{other}",))
+
+
+# What a preference is chosen against: "Vim, not Emacs", "Vim instead of Emacs", "tea rather
+# than coffee", "Vim over Emacs" (with "prefer" only).
+_REJECTED_RE = re.compile(
+    r"(?:,?\s+not|\s+instead\s+of|\s+rather\s+than|(?P<over>\s+over))\s+(?P<other>\w.*)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def build_favorite(c: RuleContext) -> ExtractedFact | None:

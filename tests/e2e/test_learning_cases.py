@@ -227,6 +227,19 @@ def test_a_corrected_pet_name_replaces_the_old_one_and_a_second_pet_does_not(env
     ]
 
 
+def test_a_preference_chosen_against_another_replaces_it(env, upstream):
+    owner, secret = key(env, "e1f")
+    learn_one(env, secret, owner, "I prefer Emacs")
+    learn_one(env, secret, owner, "I like Go")
+    learn_one(env, secret, owner, "I prefer Vim, not Emacs")
+    learn_one(env, secret, owner, "I like Rust more than Go")  # a comparison rejects nothing
+    assert sorted(m.key for m in facts(env, owner)) == [
+        "preference:like:go",
+        "preference:like:rust",
+        "preference:like:vim",
+    ]
+
+
 def test_a_non_answer_never_overwrites_the_users_name(env, upstream):
     owner, secret = key(env, "e1e")
     learn_one(env, secret, owner, "My name is Alice")

@@ -489,3 +489,21 @@ def test_a_name_after_a_non_answer_word_elsewhere_is_still_learned() -> None:
 def test_a_corrected_name_replaces_the_names_of_its_slot(text: str, key: str, replaces: str):
     (fact,) = extract_facts(text)
     assert (fact.key, fact.replaces) == (key, replaces)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "rejects"),
+    [
+        ("I prefer Vim, not Emacs", "preference:like:vim", ("preference:like:emacs",)),
+        ("I prefer Vim over Emacs", "preference:like:vim", ("preference:like:emacs",)),
+        ("I love tea instead of coffee", "preference:like:tea", ("preference:like:coffee",)),
+        ("I prefer tea rather than coffee", "preference:like:tea", ("preference:like:coffee",)),
+        ("I like Rust more than Go", "preference:like:rust", ()),  # a comparison
+        ("I like hiking over the weekend", "preference:like:hiking", ()),  # "over" is a time
+    ],
+)
+def test_a_preference_chosen_against_another_rejects_it(
+    text: str, key: str, rejects: tuple[str, ...]
+) -> None:
+    (fact,) = extract_facts(text)
+    assert (fact.key, fact.rejects) == (key, rejects)
