@@ -347,7 +347,24 @@ def build_my_pet(c: RuleContext) -> ExtractedFact | None:
     species = _singular(c.g("species") or "")
     fact = _fact(f"User has a {species} named {name}", "fact", f"pet:{species}:{slug(name)}", 0.85)
     # "Actually my dog is called Max": the dog named before is this one, not a second dog
-    return msgspec.structs.replace(fact, replaces=f"pet:{species}:") if c.correcting else fact
+    return _corrected(c, fact, f"pet:{species}:") if c.correcting else fact
+
+
+_NOT_NAME_RE = re.compile(r",?\s+not\s+(?P<name>\w[\w'-]*)")
+
+
+def _corrected(c: RuleContext, fact: ExtractedFact, slot: str) -> ExtractedFact:
+    """``fact`` replacing the name its slot held (``slot``: its key prefix, ``pet:dog:``).
+
+    The one named after "not" ("Max, not Rex" rejects ``<slot>rex``), else the slot's only
+    other name (``replaces``; the store deletes nothing when the slot holds two or more).
+    """
+    named = _NOT_NAME_RE.search(c.orig, c.m.start("obj"))
+    if named is not None:
+        other = f"{slot}{slug(named.group('name'))}"
+        if other != fact.key:
+            return msgspec.structs.replace(fact, rejects=(other,))
+    return msgspec.structs.replace(fact, replaces=slot)
 
 
 _UNIQUE_RELATIONS = word_set(
@@ -376,7 +393,7 @@ def build_family(c: RuleContext) -> ExtractedFact | None:
     key = f"family:{slug(rel)}" + (f":{slug(name)}" if named else "")
     fact = _fact(f"User's {shown} is named {name}", "fact", key, 0.85)
     if named and c.correcting:  # "No, my sister is called Anna": the sister named before
-        return msgspec.structs.replace(fact, replaces=f"family:{slug(rel)}:")
+        return _corrected(c, fact, f"family:{slug(rel)}:")
     return fact
 
 

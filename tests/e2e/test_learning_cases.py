@@ -218,12 +218,22 @@ def test_a_corrected_pet_name_replaces_the_old_one_and_a_second_pet_does_not(env
     learn_one(env, secret, owner, "My dog is called Bo", user="ann")
     learn_one(env, secret, owner, "I also have a dog named Rex")  # a second dog, no correction
     assert sorted(m.key for m in facts(env, owner)) == ["pet:dog:bo", "pet:dog:max", "pet:dog:rex"]
+    # with two dogs a correction that names neither is ambiguous: nothing is deleted; one that
+    # names the wrong one replaces it
+    learn_one(env, secret, owner, "Actually my dog is called Fido")
+    learn_one(env, secret, owner, "My dog is called Rocky, not Fido")
+    assert sorted(m.key for m in facts(env, owner) if m.user_id == "" and m.key[:4] == "pet:") == [
+        "pet:dog:max",
+        "pet:dog:rex",
+        "pet:dog:rocky",
+    ]
     learn_one(env, secret, owner, "No, my sister is called Anna")
     learn_one(env, secret, owner, "Sorry, my sister is called Eva, not Anna")
     assert sorted(m.key for m in facts(env, owner) if m.user_id == "") == [
         "family:sister:eva",
         "pet:dog:max",
         "pet:dog:rex",
+        "pet:dog:rocky",
     ]
 
 

@@ -32,8 +32,10 @@ async def delete_superseded(
 ) -> list[int]:
     """Delete (``owner_id``, ``user_id``)'s memories of ``keys`` or ``prefixes``; their rowids.
 
-    A memory is deleted when its key is one of ``keys`` or starts with one of ``prefixes`` (each
-    non-empty), unless its key is in ``keep``.
+    A memory is deleted when its key is one of ``keys``, or when it is the only memory whose
+    key starts with one of ``prefixes`` (each non-empty) and is not in ``keep``: a correction
+    replaces the one name stored in its slot, and with two or more there (two dogs) it is
+    ambiguous and deletes nothing. A key in ``keep`` is never deleted.
 
     Nothing is written when no such memory is stored (the common case), so no commit marks the
     recall cache stale.
@@ -41,21 +43,25 @@ async def delete_superseded(
     Raises:
         StoreError: the database failed.
     """
-    clauses: list[str] = []
-    params: list[str] = []
-    if keys:
-        clauses.append(f"key IN ({','.join('?' * len(keys))})")
-        params.extend(keys)
-    for prefix in prefixes:
-        clauses.append("(key >= ? AND key < ?)")
-        params.extend((prefix, prefix_upper(prefix)))
-    if not clauses:
-        return []
-    where = f"FROM memories WHERE owner_id = ? AND user_id = ? AND ({' OR '.join(clauses)})"
-    if keep:
-        where += f" AND key NOT IN ({','.join('?' * len(keep))})"
-    args = [owner_id, user_id, *params, *keep]
+    owner = "owner_id = ? AND user_id = ?"
+    kept = f" AND key NOT IN ({','.join('?' * len(keep))})" if keep else ""
+    wanted = set(keys) - set(keep)
     with store_errors("deleting superseded memories"):
+        for prefix in prefixes:
+            found = list(
+                await conn.execute_fetchall(
+                    f"SELECT key FROM memories WHERE {owner} AND key >= ? AND key < ?{kept} "
+                    "LIMIT 2",
+                    [owner_id, user_id, prefix, prefix_upper(prefix), *keep],
+                )
+            )
+            if len(found) == 1:
+                wanted.add(str(found[0][0]))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        where = f"FROM memories WHERE {owner} AND key IN ({marks})"
+        args = [owner_id, user_id, *sorted(wanted)]
         if not await conn.execute_fetchall(f"SELECT 1 {where} LIMIT 1", args):
             return []
         async with transaction(conn):

@@ -40,7 +40,6 @@ def test_a_name_after_a_non_answer_word_elsewhere_is_still_learned() -> None:
     [
         ("Actually my dog is called Max", "pet:dog:max", "pet:dog:"),
         ("No, my dog is called Max", "pet:dog:max", "pet:dog:"),
-        ("My dog is called Max, not Rex", "pet:dog:max", "pet:dog:"),
         ("My dog's name is actually Max", "pet:dog:max", "pet:dog:"),
         ("Sorry, my sister is called Anna", "family:sister:anna", "family:sister:"),
         ("My dog is called Rex", "pet:dog:rex", ""),  # a statement, not a correction
@@ -69,3 +68,8 @@ def test_a_preference_chosen_against_another_rejects_it(
 ) -> None:
     (fact,) = extract_facts(text)
     assert (fact.key, fact.rejects) == (key, rejects)
+
+
+def test_a_correction_naming_the_wrong_name_rejects_that_name() -> None:
+    (fact,) = extract_facts("Sorry, my dog is called Max, not Rex")
+    assert (fact.key, fact.replaces, fact.rejects) == ("pet:dog:max", "", ("pet:dog:rex",))
