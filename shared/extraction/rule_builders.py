@@ -11,8 +11,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-import msgspec
-
+from shared.extraction.corrections import corrected_name, with_rejected_preference
 from shared.extraction.fact_objects import (
     JOB_BAD_FIRST,
     JOB_CUT_RE,
@@ -135,21 +134,7 @@ def build_like(c: RuleContext) -> ExtractedFact | None:
         phrase = _LIKE_WORDS.get(verb.split()[-1], "prefers")
     content = f"User {phrase} {third_person_pronouns(obj)}"
     fact = _fact(content, "preference", "preference:like:" + slug(head(obj)), 0.9)
-    rejected = _REJECTED_RE.search(obj)
-    if rejected is None or (rejected.group("over") and verb != "prefer"):
-        return fact  # "I like Rust over the weekend" rejects nothing
-    other = slug(head(rejected.group("other")))
-    if not other or f"preference:like:{other}" == fact.key:
-        return fact
-    return msgspec.structs.replace(fact, rejects=(f"preference:like:{other}",))
-
-
-# What a preference is chosen against: "Vim, not Emacs", "Vim instead of Emacs", "tea rather
-# than coffee", "Vim over Emacs" (with "prefer" only).
-_REJECTED_RE = re.compile(
-    r"(?:,?\s+not|\s+instead\s+of|\s+rather\s+than|(?P<over>\s+over))\s+(?P<other>\w.*)",
-    re.IGNORECASE | re.DOTALL,
-)
+    return with_rejected_preference(fact, obj, verb)
 
 
 def build_favorite(c: RuleContext) -> ExtractedFact | None:
@@ -347,24 +332,9 @@ def build_my_pet(c: RuleContext) -> ExtractedFact | None:
     species = _singular(c.g("species") or "")
     fact = _fact(f"User has a {species} named {name}", "fact", f"pet:{species}:{slug(name)}", 0.85)
     # "Actually my dog is called Max": the dog named before is this one, not a second dog
-    return _corrected(c, fact, f"pet:{species}:") if c.correcting else fact
-
-
-_NOT_NAME_RE = re.compile(r",?\s+not\s+(?P<name>\w[\w'-]*)")
-
-
-def _corrected(c: RuleContext, fact: ExtractedFact, slot: str) -> ExtractedFact:
-    """``fact`` replacing the name its slot held (``slot``: its key prefix, ``pet:dog:``).
-
-    The one named after "not" ("Max, not Rex" rejects ``<slot>rex``), else the slot's only
-    other name (``replaces``; the store deletes nothing when the slot holds two or more).
-    """
-    named = _NOT_NAME_RE.search(c.orig, c.m.start("obj"))
-    if named is not None:
-        other = f"{slot}{slug(named.group('name'))}"
-        if other != fact.key:
-            return msgspec.structs.replace(fact, rejects=(other,))
-    return msgspec.structs.replace(fact, replaces=slot)
+    return (
+        corrected_name(fact, c.orig, c.m.start("obj"), f"pet:{species}:") if c.correcting else fact
+    )
 
 
 _UNIQUE_RELATIONS = word_set(
@@ -393,7 +363,7 @@ def build_family(c: RuleContext) -> ExtractedFact | None:
     key = f"family:{slug(rel)}" + (f":{slug(name)}" if named else "")
     fact = _fact(f"User's {shown} is named {name}", "fact", key, 0.85)
     if named and c.correcting:  # "No, my sister is called Anna": the sister named before
-        return _corrected(c, fact, f"family:{slug(rel)}:")
+        return corrected_name(fact, c.orig, c.m.start("obj"), f"family:{slug(rel)}:")
     return fact
 
 
