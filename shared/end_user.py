@@ -19,11 +19,15 @@ as the body's ``"user": "jürgen"``.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.errors import InvalidRequest
 from shared.settings import Settings
+
+#: Unicode category ``Cc`` (C0, DEL, C1): never part of an end-user id.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def header_names(settings: Settings) -> tuple[str, ...]:
@@ -80,8 +84,9 @@ def resolve_end_user(
     knows which fields it has; :func:`body_candidates` reads them from a decoded JSON body).
 
     Raises:
-        InvalidRequest: the chosen value is longer than ``max_chars`` characters, a body
-            field is set to something other than a string, or a header is not valid UTF-8.
+        InvalidRequest: the chosen value is longer than ``max_chars`` characters or holds a
+            control character (Unicode ``Cc``: NUL, tab, newline, ...), a body field is set to
+            something other than a string, or a header is not valid UTF-8.
     """
     candidates: list[tuple[str, Any]] = [
         (f"header {n}", utf8_header(n, headers.get(n))) for n in names
@@ -100,5 +105,8 @@ def resolve_end_user(
                 f"the end user ({source}) is {len(text)} characters long; the limit is "
                 f"{max_chars} (MNEMOGATE_END_USER_MAX_CHARS)"
             )
+        if not text.isprintable() and _CONTROL_RE.search(text):
+            # "a\x00b" and "a b" would be told apart here but not in logs or the Studio
+            raise InvalidRequest(f"the end user ({source}) holds a control character")
         return text
     return ""

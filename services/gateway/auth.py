@@ -62,6 +62,24 @@ def _raw_header(request: Request, name: bytes) -> bytes | None:
     return None
 
 
+def _presented_keys(request: Request, *, x_api_key: bool) -> set[bytes]:
+    """Every distinct key the request presents (surrounding whitespace removed).
+
+    Each ``Authorization: Bearer`` token and, with ``x_api_key``, each ``x-api-key`` value.
+    Never raises.
+    """
+    keys: set[bytes] = set()
+    for name, value in request.scope.get("headers", ()):
+        lower = bytes(name).lower()
+        if lower == _AUTHORIZATION:
+            scheme, sep, token = bytes(value).strip(_OWS).partition(b" ")
+            if sep and scheme.lower() == _BEARER and token.strip(_OWS):
+                keys.add(token.strip(_OWS))
+        elif x_api_key and lower == b"x-api-key" and bytes(value).strip(_OWS):
+            keys.add(bytes(value).strip(_OWS))
+    return keys
+
+
 async def authenticate_client(request: Request, store: Store, *, x_api_key: bool = False) -> ApiKey:
     """The active API key presented by the request.
 
@@ -70,10 +88,13 @@ async def authenticate_client(request: Request, store: Store, *, x_api_key: bool
 
     Raises:
         AuthenticationFailed: no key, a key with non-ASCII bytes (no key has one), an
-            unknown or revoked key, or (``x_api_key``) two headers naming different keys
-            (HTTP 401).
+            unknown or revoked key, or two headers naming different keys (two ``Authorization``
+            headers; with ``x_api_key`` also ``x-api-key`` ones) (HTTP 401).
     """
     raw = bearer_token_bytes(request)
+    if len(_presented_keys(request, x_api_key=x_api_key)) > 1:
+        # two keys: answering as either would pick a tenant the caller may not mean
+        raise AuthenticationFailed("conflicting api keys: the request names two keys; send one")
     if x_api_key:
         native = _raw_header(request, b"x-api-key")
         if raw is not None and native is not None and native != raw:

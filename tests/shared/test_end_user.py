@@ -46,3 +46,12 @@ def test_too_long_is_refused_never_cut() -> None:
 def test_non_string_body_field_is_refused() -> None:
     with pytest.raises(InvalidRequest):
         resolve_end_user({}, body_candidates({"metadata": {"user_id": 5}}), NAMES, 256)
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "a\tb", "ann\x1b[31m", "a\x7fb"])
+def test_a_control_character_in_an_end_user_id_is_refused(value: str) -> None:
+    for headers, body in (({"x-mnemogate-user": value}, {}), ({}, {"user": value})):
+        with pytest.raises(InvalidRequest, match="control character"):
+            resolve_end_user(headers, body_candidates(body), NAMES, 256)
+    # what is printable stays an id, whatever its script
+    assert resolve_end_user({}, [("user", "jürgen 李")], NAMES, 256) == "jürgen 李"

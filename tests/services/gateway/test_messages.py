@@ -69,6 +69,32 @@ def test_x_api_key_and_bearer_naming_different_keys_are_refused(formats_gateway,
     assert httpx.post(gw.base_url + "/v1/messages", json=body, headers=same).status_code == 200
 
 
+def test_two_authorization_or_x_api_key_headers_naming_different_keys_are_refused(
+    formats_gateway, upstream
+):
+    gw = formats_gateway()
+    _, a = gw.create_key("a2")
+    _, b = gw.create_key("b2")
+    upstream.reply_text = "Hello"
+    msg = {"model": "claude/c", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}
+    chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    cases = [
+        (
+            "/v1/chat/completions",
+            chat,
+            [("authorization", f"Bearer {a}"), ("authorization", f"Bearer {b}")],
+        ),
+        ("/v1/messages", msg, [("x-api-key", a), ("x-api-key", b)]),
+    ]
+    for path, body, headers in cases:
+        resp = httpx.post(gw.base_url + path, json=body, headers=headers)
+        assert resp.status_code == 401, (path, resp.text)
+        assert "conflicting api keys" in resp.text
+        # the same key twice is one key
+        twice = [(name, value.replace(b, a)) for name, value in headers]
+        assert httpx.post(gw.base_url + path, json=body, headers=twice).status_code == 200
+
+
 def test_anthropic_headers_reach_upstream_and_upstream_headers_come_back(formats_gateway, upstream):
     gw = formats_gateway()
     _, secret = gw.create_key()
