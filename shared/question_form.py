@@ -76,11 +76,22 @@ _ASIDE_RE = re.compile(rf"^\W*(?:{_ASIDE_WORDS}(?:\W+|$))+$", re.IGNORECASE)
 _TRAILING_ASIDE_RE = re.compile(rf",\s*(?:{_ASIDE_WORDS}(?:\W+|$))+$", re.IGNORECASE)
 
 
+# A slot filled with a non-answer ("My name is idk", "my dog is called whatever", "my job is
+# none of your business"): the sentence says the user will not or cannot say.
+_NON_ANSWER_RE = re.compile(
+    r"^\W*(?:my|our)\s+(?:[\w'-]+\s+){1,3}?(?:is|are|'s)\s+(?:called\s+|named\s+)?"
+    r"(?:idk|dunno|whatever|unknown|secret|a\s+secret|none(?:\s+of\s+your\s+business)?|"
+    r"nothing|nobody|no\s+one|n/?a|tbd|what|who|where)\b(?:\s+(?:lol|haha\w*|again))*\W*$",
+    re.IGNORECASE,
+)
+
+
 def _aside(sentence: str) -> bool:
-    """A greeting, thanks or aside (:data:`_ASIDE_RE`) that states nothing by itself."""
+    """A greeting, thanks, aside (:data:`_ASIDE_RE`) or non-answer: it states nothing by itself."""
     return (
         _PLEASANTRY_RE.match(sentence) is not None
         or _ASIDE_RE.match(sentence) is not None
+        or _NON_ANSWER_RE.match(sentence) is not None
         or not any(c.isalnum() for c in sentence)
     )
 

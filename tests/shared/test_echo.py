@@ -332,3 +332,17 @@ def test_a_pet_name_is_never_a_trailing_adverb() -> None:
 )
 def test_asks_about_the_user(query: str, expected: bool) -> None:
     assert asks_about_the_user(query) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My name is idk", "my dog is called whatever", "My job is none of your business"],
+)
+def test_a_non_answer_states_nothing(text: str) -> None:
+    assert states_nothing(text)  # never captured, so never injected for "What is my name?"
+    assert extract_facts(text) == []
+
+
+@pytest.mark.parametrize("text", ["My secret is safe with you", "My plan is nothing special"])
+def test_a_statement_about_a_secret_or_nothing_is_still_one(text: str) -> None:
+    assert not states_nothing(text)
