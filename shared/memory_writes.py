@@ -32,7 +32,7 @@ from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.models import Memory, NewMemory, Scope
-from shared.question_form import states_nothing
+from shared.question_form import says_one_thing, states_nothing
 
 #: Existing facts fetched by the FTS5 near-duplicate lookup, per new fact.
 DEDUPE_CANDIDATES = 8
@@ -214,7 +214,9 @@ async def supersede(
 
     Also every fact of a key starting with one of ``prefixes`` but the written ones ("Actually
     my dog is called Max" replaces ``pet:dog:rex``: :attr:`ExtractedFact.replaces`), and those
-    of the ``rejected`` keys ("I prefer Vim, not Emacs": :attr:`ExtractedFact.rejects`).
+    of the ``rejected`` keys ("I prefer Vim, not Emacs": :attr:`ExtractedFact.rejects`). The
+    captured turn a deleted fact came from goes too when it says nothing else (one sentence, no
+    other fact from it): else the model would still read "My dog is called Rex".
 
     Raises:
         StoreError: the delete failed.
@@ -233,7 +235,12 @@ async def supersede(
     if not superseded and not prefixes:
         return
     gone = await jc.store.writes.delete_keys(
-        p.owner_id, p.user_id, superseded, prefixes, keep=sorted(k for k in written_keys if k)
+        p.owner_id,
+        p.user_id,
+        superseded,
+        prefixes,
+        keep=sorted(k for k in written_keys if k),
+        drop_turn=says_one_thing,  # a one-sentence turn says only what was corrected
     )
     if gone:
         jc.count("superseded", len(gone))

@@ -16,6 +16,7 @@ __all__ = [
     "asks_about_the_user",
     "is_question_or_request",
     "is_question_sentence",
+    "says_one_thing",
     "states_nothing",
 ]
 
@@ -225,3 +226,20 @@ def states_nothing(text: str) -> bool:
         if sentence and not _aside(sentence):
             return False
     return True
+
+
+def says_one_thing(text: str) -> bool:
+    """True when ``text`` holds exactly one sentence that is not a greeting, thanks or aside.
+
+    "My dog is called Rex." and "ok, my dog is called Rex lol" → True; "My dog is called Rex. He
+    loves the beach." → False. What a turn must be to go with the one fact it taught when that
+    fact is corrected (:func:`shared.memory_writes.supersede`). Pure; never raises.
+    """
+    said = 0
+    for match in SENTENCE_RE.finditer(text):
+        sentence = match.group().strip()
+        if sentence and not _aside(sentence):
+            said += 1
+            if said > 1:
+                return False
+    return said == 1

@@ -214,6 +214,8 @@ def test_a_corrected_pet_name_replaces_the_old_one_and_a_second_pet_does_not(env
     assert [(m.key, m.content) for m in facts(env, owner)] == [
         ("pet:dog:max", "User has a dog named Max")
     ]
+    # the turn that said only what was corrected goes with its fact: the model never reads Rex
+    assert [m.content for m in turns(env, owner)] == ["Actually my dog is called Max"]
     # another end user of the same key keeps their own dog
     learn_one(env, secret, owner, "My dog is called Bo", user="ann")
     learn_one(env, secret, owner, "I also have a dog named Rex")  # a second dog, no correction
@@ -247,6 +249,17 @@ def test_a_preference_chosen_against_another_replaces_it(env, upstream):
         "preference:like:go",
         "preference:like:rust",
         "preference:like:vim",
+    ]
+
+
+def test_a_turn_saying_more_than_the_corrected_fact_stays(env, upstream):
+    owner, secret = key(env, "e1g")
+    learn_one(env, secret, owner, "I prefer Emacs. It runs on my old laptop too.")
+    learn_one(env, secret, owner, "I prefer Vim, not Emacs")
+    assert [m.key for m in facts(env, owner)] == ["preference:like:vim"]
+    assert sorted(m.content for m in turns(env, owner)) == [
+        "I prefer Emacs. It runs on my old laptop too.",
+        "I prefer Vim, not Emacs",
     ]
 
 

@@ -19,7 +19,12 @@ from shared.echo import (
 )
 from shared.extraction.regex import extract_facts
 from shared.fts_query import query_terms
-from shared.question_form import asks_about_the_user, is_question_or_request, states_nothing
+from shared.question_form import (
+    asks_about_the_user,
+    is_question_or_request,
+    says_one_thing,
+    states_nothing,
+)
 from shared.ranking import Candidate
 from shared.recall_index.analysis import query_tokens
 
@@ -346,3 +351,16 @@ def test_a_non_answer_states_nothing(text: str) -> None:
 @pytest.mark.parametrize("text", ["My secret is safe with you", "My plan is nothing special"])
 def test_a_statement_about_a_secret_or_nothing_is_still_one(text: str) -> None:
     assert not states_nothing(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My dog is called Rex.", True),
+        ("ok, my dog is called Rex lol", True),
+        ("My dog is called Rex. He loves the beach.", False),
+        ("hi", False),
+    ],
+)
+def test_says_one_thing(text: str, expected: bool) -> None:
+    assert says_one_thing(text) is expected

@@ -17,7 +17,7 @@ import builtins
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aiosqlite
@@ -389,11 +389,9 @@ class MemoryStore:
         keys: Sequence[str],
         prefixes: Sequence[str] = (),
         keep: Sequence[str] = (),
+        drop_turn: Callable[[str], bool] | None = None,
     ) -> Sequence[int]:
-        """Delete (``owner_id``, ``user_id``)'s memories of ``keys`` or ``prefixes``; their rowids.
-
-        A memory whose key is in ``keep`` stays
-        (:func:`~shared.store.memories.superseded.delete_superseded`: one transaction, none
-        when nothing matches).
-        """
-        return await delete_superseded(self.conn, owner_id, user_id, keys, prefixes, keep)
+        """Delete superseded facts (and turns): :func:`.superseded.delete_superseded`."""
+        return await delete_superseded(
+            self.conn, owner_id, user_id, keys, prefixes, keep, drop_turn
+        )
