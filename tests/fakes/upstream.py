@@ -7,7 +7,8 @@ and subprocess gateways can all talk to it. Every chat request body it receives 
 Behaviour is programmable per test:
 - ``reply_text``: the assistant content of every chat answer (default ``"OK"``);
 - ``mirror`` / ``mirror_model``: answer with the received messages (all requests / only those
-  for that model, non-streamed);
+  for that model, non-streamed); with ``mirror`` a Responses or Messages answer is the JSON of
+  that request's own ``instructions``/``input`` or ``system``/``messages``;
 - ``responder``: optional ``callable(body) -> (status, json_body)`` overriding the answer;
 - ``fail_status``: answer every chat request with this status and an OpenAI error body;
 - ``delay_s``: sleep before answering (for timeout tests); ``stream_chunk_delay_s`` between chunks;
@@ -180,15 +181,20 @@ class FakeUpstream(ServedFake):
             error = ANTHROPIC_ERROR if kind == "messages" else OPENAI_ERROR
             return JSONResponse(error, status_code=self.fail_status, headers=self.extra_headers)
         model = body.get("model", "fake-model")
+        text = self.reply_text
+        if self.mirror:  # this request's own input: its instructions/system and turns
+            fields = ("instructions", "input") if kind == "responses" else ("system", "messages")
+            received = {f: body[f] for f in fields if f in body}
+            text = json.dumps(received, ensure_ascii=False)
         if body.get("stream"):
             make = response_events if kind == "responses" else message_events
             return StreamingResponse(
-                self._paced(make(model, self.reply_text, self.stream_chunks)),
+                self._paced(make(model, text, self.stream_chunks)),
                 media_type="text/event-stream",
                 headers=self.extra_headers,
             )
         make_obj = response_object if kind == "responses" else message_object
-        return JSONResponse(make_obj(model, self.reply_text), headers=self.extra_headers)
+        return JSONResponse(make_obj(model, text), headers=self.extra_headers)
 
     def _tailed(self, events: list[bytes]) -> list[bytes]:
         """``events`` with the final one replaced by ``stream_tail`` when that is set."""
