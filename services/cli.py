@@ -12,13 +12,13 @@ import logging
 import math
 import os
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 
 import msgspec
 
 from services import cli_control, cli_vectors
 from shared.control_api import key_view
+from shared.control_chars import has_control_char
 from shared.errors import MnemogateError
 from shared.jobs.queue import resolve_queue_name
 from shared.logs import configure_logging
@@ -104,7 +104,7 @@ def _key_name(text: str) -> str:
     name = text.strip()
     if not name:
         raise argparse.ArgumentTypeError("a key name must not be blank")
-    if any(unicodedata.category(ch) == "Cc" for ch in name):
+    if has_control_char(name):
         raise argparse.ArgumentTypeError("a key name must not hold control characters")
     return name
 

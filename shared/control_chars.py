@@ -8,6 +8,7 @@ import re
 # policy); \n (U+000A) and \t (U+0009) are kept. One compiled class keeps this O(n) in C: a
 # 4 MB turn takes milliseconds (a per-character Python loop took seconds).
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # all of Cc, \n and \t included
 
 
 def strip_control_chars(text: str) -> str:
@@ -23,3 +24,12 @@ def strip_control_chars(text: str) -> str:
     drops them anyway (:func:`shared.injection.sanitize_memory_text`). Pure; never raises.
     """
     return _CONTROLS.sub(" ", text.replace("\r\n", "\n"))
+
+
+def has_control_char(text: str) -> bool:
+    r"""Whether ``text`` holds a control character (Unicode ``Cc``, ``\n`` and ``\t`` included).
+
+    What a name or an id must not hold (a key name, an end-user id): it would split a
+    tab-separated listing line or look like another id in logs. Pure; never raises.
+    """
+    return not text.isprintable() and _ANY_CONTROL.search(text) is not None

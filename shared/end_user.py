@@ -19,15 +19,12 @@ as the body's ``"user": "jürgen"``.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shared.control_chars import has_control_char
 from shared.errors import InvalidRequest
 from shared.settings import Settings
-
-#: Unicode category ``Cc`` (C0, DEL, C1): never part of an end-user id.
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def header_names(settings: Settings) -> tuple[str, ...]:
@@ -105,7 +102,7 @@ def resolve_end_user(
                 f"the end user ({source}) is {len(text)} characters long; the limit is "
                 f"{max_chars} (MNEMOGATE_END_USER_MAX_CHARS)"
             )
-        if not text.isprintable() and _CONTROL_RE.search(text):
+        if has_control_char(text):
             # "a\x00b" and "a b" would be told apart here but not in logs or the Studio
             raise InvalidRequest(f"the end user ({source}) holds a control character")
         return text

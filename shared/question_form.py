@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "NON_ANSWER_WORDS",
     "SENTENCE_RE",
     "asks_about_the_user",
     "is_question_or_request",
@@ -79,10 +80,13 @@ _TRAILING_ASIDE_RE = re.compile(rf",\s*(?:{_ASIDE_WORDS}(?:\W+|$))+$", re.IGNORE
 
 # A slot filled with a non-answer ("My name is idk", "my dog is called whatever", "my job is
 # none of your business"): the sentence says the user will not or cannot say.
+NON_ANSWER_WORDS = "idk dunno whatever unknown secret none nothing nobody tbd what who where"
+"""One word in a slot that answers nothing: never a name (:mod:`shared.extraction`), and a
+sentence that fills a slot with it states nothing (:func:`states_nothing`)."""
 _NON_ANSWER_RE = re.compile(
     r"^\W*(?:my|our)\s+(?:[\w'-]+\s+){1,3}?(?:is|are|'s)\s+(?:called\s+|named\s+)?"
-    r"(?:idk|dunno|whatever|unknown|secret|a\s+secret|none(?:\s+of\s+your\s+business)?|"
-    r"nothing|nobody|no\s+one|n/?a|tbd|what|who|where)\b(?:\s+(?:lol|haha\w*|again))*\W*$",
+    rf"(?:{'|'.join(NON_ANSWER_WORDS.split())}|a\s+secret|none\s+of\s+your\s+business|"
+    r"no\s+one|n/?a)\b(?:\s+(?:lol|haha\w*|again))*\W*$",
     re.IGNORECASE,
 )
 

@@ -32,14 +32,16 @@ def bearer_token_bytes(request: Request) -> bytes | None:
     byte. Never raises.
     """
     for name, value in request.scope.get("headers", ()):
-        if bytes(name).lower() != _AUTHORIZATION:
-            continue
-        scheme, sep, token = bytes(value).strip(_OWS).partition(b" ")
-        token = token.strip(_OWS)
-        if not sep or scheme.lower() != _BEARER or not token:
-            return None
-        return token
+        if bytes(name).lower() == _AUTHORIZATION:
+            return _bearer(bytes(value))
     return None
+
+
+def _bearer(value: bytes) -> bytes | None:
+    """The token of one ``Authorization`` value if its scheme is Bearer, else None."""
+    scheme, sep, token = value.strip(_OWS).partition(b" ")
+    token = token.strip(_OWS)
+    return token if sep and scheme.lower() == _BEARER and token else None
 
 
 def bearer_token(request: Request) -> str | None:
@@ -54,29 +56,23 @@ def bearer_token(request: Request) -> str | None:
     return token.decode("ascii")
 
 
-def _raw_header(request: Request, name: bytes) -> bytes | None:
-    """The first ``name`` header's raw value, surrounding whitespace removed, else None."""
-    for key, value in request.scope.get("headers", ()):
-        if bytes(key).lower() == name:
-            return bytes(value).strip(_OWS) or None
-    return None
-
-
 def _presented_keys(request: Request, *, x_api_key: bool) -> set[bytes]:
     """Every distinct key the request presents (surrounding whitespace removed).
 
-    Each ``Authorization: Bearer`` token and, with ``x_api_key``, each ``x-api-key`` value.
-    Never raises.
+    Each ``Authorization: Bearer`` token and, with ``x_api_key``, each ``x-api-key`` value; an
+    ``Authorization`` header of another scheme presents none. Never raises.
     """
     keys: set[bytes] = set()
     for name, value in request.scope.get("headers", ()):
         lower = bytes(name).lower()
         if lower == _AUTHORIZATION:
-            scheme, sep, token = bytes(value).strip(_OWS).partition(b" ")
-            if sep and scheme.lower() == _BEARER and token.strip(_OWS):
-                keys.add(token.strip(_OWS))
-        elif x_api_key and lower == b"x-api-key" and bytes(value).strip(_OWS):
-            keys.add(bytes(value).strip(_OWS))
+            token = _bearer(bytes(value))
+        elif x_api_key and lower == b"x-api-key":
+            token = bytes(value).strip(_OWS) or None
+        else:
+            continue
+        if token is not None:
+            keys.add(token)
     return keys
 
 
@@ -91,21 +87,14 @@ async def authenticate_client(request: Request, store: Store, *, x_api_key: bool
             unknown or revoked key, or two headers naming different keys (two ``Authorization``
             headers; with ``x_api_key`` also ``x-api-key`` ones) (HTTP 401).
     """
-    raw = bearer_token_bytes(request)
-    if len(_presented_keys(request, x_api_key=x_api_key)) > 1:
+    keys = _presented_keys(request, x_api_key=x_api_key)
+    if len(keys) > 1:
         # two keys: answering as either would pick a tenant the caller may not mean
         raise AuthenticationFailed("conflicting api keys: the request names two keys; send one")
-    if x_api_key:
-        native = _raw_header(request, b"x-api-key")
-        if raw is not None and native is not None and native != raw:
-            # two different keys: answering as either would pick a tenant the caller may not mean
-            raise AuthenticationFailed(
-                "conflicting api keys: 'x-api-key' and 'Authorization: Bearer' differ; send one"
-            )
-        raw = native if raw is None else raw
-    if raw is None:
+    if not keys:
         hint = "'x-api-key: <key>' or " if x_api_key else ""
         raise AuthenticationFailed(f"missing api key: send {hint}'Authorization: Bearer <key>'")
+    (raw,) = keys
     if not raw.isascii():
         raise AuthenticationFailed("invalid or revoked api key")
     key = await store.keys.authenticate(raw.decode("ascii"))

@@ -16,6 +16,7 @@ from shared.extraction.patterns import (
     WS_RE,
     word_set,
 )
+from shared.question_form import NON_ANSWER_WORDS
 
 # ---- objects ----------------------------------------------------------------------------------
 
@@ -66,9 +67,8 @@ _NAME_STOP = word_set(
     # adverbs that end a question typed without its "?" ("what is my dog called again")
     "again anyway though too then already yet still either "
     # a question or a refusal in the name's slot ("my dog is called what", "my name is idk")
-    "what who whom whose which where why how whatever whoever idk dunno unknown secret none "
-    "nobody nothing something someone somebody anything anyone tbd uh uhh um umm hmm er erm "
-    "lol lmao haha private classified irrelevant"
+    f"{NON_ANSWER_WORDS} whom whose which why how whoever something someone somebody anything "
+    "anyone uh uhh um umm hmm er erm lol lmao haha private classified irrelevant"
 )
 
 

@@ -83,31 +83,20 @@ async def _stale_turns(
     keep: Sequence[str],
     drop_turn: Callable[[str], bool],
 ) -> set[str]:
-    """Keys of the captured turns of ``facts`` that no other fact cites and ``drop_turn`` takes."""
+    """Keys of the captured turns of ``facts`` that no other fact cites and ``drop_turn`` takes.
+
+    One read: the turns named by the ``metadata.turn_key`` of ``facts`` that no fact outside
+    ``facts`` names (a scan of the owner and end user's rows, run only for a correction).
+    """
     marks = ",".join("?" * len(facts))
-    cited = await conn.execute_fetchall(
-        "SELECT DISTINCT json_extract(metadata, '$.turn_key') FROM memories "
-        f"WHERE owner_id = ? AND user_id = ? AND key IN ({marks})",
-        [owner_id, user_id, *sorted(facts)],
+    listed = sorted(facts)
+    rows = await conn.execute_fetchall(
+        "SELECT t.key, t.content FROM memories t WHERE t.owner_id = ? AND t.user_id = ? "
+        "AND t.category = 'turn' AND t.key IN (SELECT json_extract(metadata, '$.turn_key') "
+        f"FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks})) "
+        "AND NOT EXISTS (SELECT 1 FROM memories f WHERE f.owner_id = t.owner_id "
+        "AND f.user_id = t.user_id AND f.category <> 'turn' "
+        f"AND json_extract(f.metadata, '$.turn_key') = t.key AND f.key NOT IN ({marks}))",
+        [owner_id, user_id, owner_id, user_id, *listed, *listed],
     )
-    out: set[str] = set()
-    for (turn_key,) in cited:
-        if not isinstance(turn_key, str) or not turn_key or turn_key in keep:
-            continue
-        others = await conn.execute_fetchall(
-            "SELECT 1 FROM memories WHERE owner_id = ? AND user_id = ? AND category <> 'turn' "
-            f"AND json_extract(metadata, '$.turn_key') = ? AND key NOT IN ({marks}) LIMIT 1",
-            [owner_id, user_id, turn_key, *sorted(facts)],
-        )
-        if others:
-            continue
-        turn = list(
-            await conn.execute_fetchall(
-                "SELECT content FROM memories WHERE owner_id = ? AND user_id = ? AND key = ? "
-                "AND category = 'turn'",
-                [owner_id, user_id, turn_key],
-            )
-        )
-        if turn and drop_turn(str(turn[0][0])):
-            out.add(turn_key)
-    return out
+    return {str(key) for key, content in rows if key not in keep and drop_turn(str(content))}
