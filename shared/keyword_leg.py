@@ -16,6 +16,7 @@ from shared.engine import Engine
 from shared.fts_query import query_terms, quote_term
 from shared.keyword_rescore import screen_keyword_hits
 from shared.models import Memory, Scope
+from shared.personal_subjects import drop_other_subjects
 from shared.question_form import asks_about_the_user
 from shared.ranking import Candidate, apply_relevance_floor, bm25_to_relevance
 from shared.recall_index import KeywordIndex, bm25_params
@@ -146,6 +147,11 @@ def _shares_enough(
     return index.shares_terms(scope, terms, [c.memory_id for c in hits], least)
 
 
+def _content(memories: dict[int, Memory], hit: Candidate) -> str:
+    memory = memories.get(hit.memory_id)
+    return "" if memory is None else memory.content
+
+
 class KeywordLeg(msgspec.Struct):
     """The floored keyword hits, their records and prepared features, by rowid."""
 
@@ -168,7 +174,9 @@ async def keyword_leg(
 
     BM25 hits (``recall_top_k``; the engine's in-memory index, else FTS5), then the echoes of
     ``echo_of`` dropped and matches in question sentences demoted
-    (:func:`shared.keyword_rescore.screen_keyword_hits`), then, on the in-memory index, none at
+    (:func:`shared.keyword_rescore.screen_keyword_hits`), then the memories about another of
+    the user's people or pets than the query names
+    (:func:`shared.personal_subjects.drop_other_subjects`), then, on the in-memory index, none at
     all when no hit holds ``recall_min_shared_terms`` of a longer query's terms, then the relative
     floor (``recall_relative_floor``). The hits' prepared features are looked up under
     ``prepared_fp`` (None: the cache's current preparer) and returned with them.
@@ -184,6 +192,8 @@ async def keyword_leg(
     # asked about the query's words is rescored first, with features prepared when the
     # memories were indexed (else analysed here)
     kept = screen_keyword_hits(index, scope, query, echo_of, hits, memories, settings, ready)
+    # "What is my dog called?" is not answered by "My sister is called Anna"
+    kept = drop_other_subjects(query, kept, lambda c: _content(memories, c))
     if index is not None and kept and not _shares_enough(index, scope, query, kept, settings):
         kept = []
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)

@@ -19,6 +19,7 @@ from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
+from shared.personal_subjects import drop_other_subjects
 from shared.ranking import Candidate
 from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
@@ -143,6 +144,9 @@ async def usable_vector_hits(
 ) -> list[Candidate]:
     """The vector leg's hits whose memory is known, minus echoes of ``echo``.
 
+    Also minus the memories about another of the user's people or pets than ``echo`` names
+    (:func:`shared.personal_subjects.drop_other_subjects`).
+
     In hybrid recall a hit the ``keyword`` leg did not find needs the extra margin
     (:func:`keyword_supported`). Records of hits the keyword leg did not return are added to
     ``memories`` (rowid → record); the prepared features of those hits, looked up under
@@ -168,6 +172,7 @@ async def usable_vector_hits(
             ready.update(keywords.prepared(scope, new, prepared_fp))
     content = {c.memory_id: memories[c.memory_id].content for c in vector}
     vector = drop_echoes(echo, vector, content, lambda c: c.memory_id, ready)
+    vector = drop_other_subjects(echo, vector, lambda c: content[c.memory_id])
     if settings.retrieval_strategy == "hybrid" and engine is not None:
         floor = vector_floor(settings, engine)
         vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)

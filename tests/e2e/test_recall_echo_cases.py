@@ -187,3 +187,30 @@ def test_unrelated_query_injects_nothing(gateway_factory, upstream):
     assert "x-mnemogate-memory-degraded" not in resp.headers  # recall ran, and found nothing
     assert resp.headers["x-mnemogate-memory-injected"] == "0"
     assert injected_block(upstream) == ""
+
+
+def someone_else(gw: GatewayHarness, upstream: FakeUpstream) -> None:
+    key_id, secret = gw.create_key()
+    upstream.reply_text = "Nice."
+    send(gw, secret, [user("My sister is called Anna")], session="s1")
+    gw.wait_for_memories(lambda ms: any("Anna" in m.content for m in ms), owner_id=key_id)
+    upstream.requests.clear()
+    resp = send(gw, secret, [user("What is my dog called?")], session="s2")
+    assert "x-mnemogate-memory-degraded" not in resp.headers  # recall ran, and found nothing
+    assert resp.headers["x-mnemogate-memory-injected"] == "0", injected_block(upstream)
+    send(gw, secret, [user("My dog is called Rex")], session="s3")
+    gw.wait_for_memories(lambda ms: any("Rex" in m.content for m in ms), owner_id=key_id)
+    upstream.requests.clear()
+    send(gw, secret, [user("What is my dog called?")], session="s4")
+    block = injected_block(upstream)
+    assert "Rex" in block and "Anna" not in block, block
+    send(gw, secret, [user("What is my sister called?")], session="s5")
+    block = injected_block(upstream)
+    assert "Anna" in block and "Rex" not in block, block
+
+
+@pytest.mark.parametrize("strategy", ["exact", "hybrid"])
+def test_a_memory_about_someone_else_is_not_injected(gateway_factory, upstream, strategy):
+    # the sister's memory shares "called" with the question about the dog: in a small store it
+    # is the best keyword hit, and sentences alike to an embedding
+    someone_else(gateway_factory(retrieval_strategy=strategy, **SLOW_OK), upstream)
