@@ -143,6 +143,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
     from services.gateway.app import create_app
+    from services.gateway.http_protocol import GatewayHttpProtocol
 
     host = args.host or settings.host
     port = args.port or settings.port
@@ -159,6 +160,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
         log_level="info",
         access_log=False,
         log_config=None,
+        http=GatewayHttpProtocol,  # the JSON error shape for requests the parser refuses
     )
     return 0
 

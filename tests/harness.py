@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import httpx
 
 from services.gateway.app import create_app
+from services.gateway.http_protocol import GatewayHttpProtocol
 from shared.models import Memory
 from shared.settings import Settings, load_settings
 from shared.store import Store
@@ -59,7 +60,7 @@ class GatewayHarness:
     def start(self) -> GatewayHarness:
         """Serve the app and return once it answers and its embedding model has loaded
         (polled up to :data:`~tests.waiting.READY_TIMEOUT_S`; never a fixed sleep)."""
-        self._server = ThreadedUvicorn(self.app, self.port, lifespan="on")
+        self._server = ThreadedUvicorn(self.app, self.port, lifespan="on", http=GatewayHttpProtocol)
         self._server.start()
         wait_until(self._warmed_up, what=f"gateway on port {self.port} warmed up")
         return self

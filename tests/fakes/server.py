@@ -15,13 +15,21 @@ GRACE_S = 5.0  # seconds a stopping server may spend closing its connections gra
 
 
 class ThreadedUvicorn:
-    """``start()`` serves ``app`` on ``port`` until ``stop()``; ``lifespan`` as in uvicorn."""
+    """``start()`` serves ``app`` on ``port`` until ``stop()``.
+
+    ``lifespan`` and ``http`` (the HTTP protocol: a name or a class) as in uvicorn.
+    """
 
     def __init__(
-        self, app: Any, port: int, *, lifespan: Literal["auto", "on", "off"] = "off"
+        self,
+        app: Any,
+        port: int,
+        *,
+        lifespan: Literal["auto", "on", "off"] = "off",
+        http: Any = "auto",
     ) -> None:
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan
+            app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan, http=http
         )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, daemon=True)
