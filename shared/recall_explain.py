@@ -10,8 +10,9 @@ did not return was dropped for one reason, checked in this order:
   ``recall_relative_floor`` × the best BM25; vector: the cosine floor);
 * ``screened``: a keyword hit above the floor that recall's keyword leg set aside
   (:func:`shared.keyword_leg.keyword_leg`): an echo of the query, a question about its words
-  demoted below the floor, or a hit of a query sharing too few of its terms with every hit
-  (``recall_min_shared_terms``), and no vector hit above its floor;
+  demoted below the floor, a memory about another of the user's people or pets than the query
+  names (:mod:`shared.personal_subjects`), or a hit of a query sharing too few of its terms with
+  every hit (``recall_min_shared_terms``), and no vector hit above its floor;
 * ``duplicate``: its text repeats a better-ranked memory's (:func:`shared.ranking.content_key`);
 * ``cap``: ``recall_max_memories`` memories were already chosen;
 * ``budget``: it did not fit the token budget left (:func:`shared.ranking.budget_walk`).

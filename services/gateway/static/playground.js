@@ -4,7 +4,7 @@ import { $, fmt, formValues, h, show, showError, statCard } from "./dom.js";
 
 const REASONS = {
   floor: ["below floor", "warn"],
-  screened: ["screened (echo, question or too few shared words)", "warn"],
+  screened: ["screened (echo, question, someone else or too few shared words)", "warn"],
   duplicate: ["duplicate", "grey"],
   cap: ["memory cap", "grey"],
   budget: ["over budget", "bad"],

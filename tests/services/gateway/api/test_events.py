@@ -116,3 +116,16 @@ def test_preview_explains_a_hit_recall_screened_out(api: Api) -> None:
     mine = {"query": "What does my dog do on the sofa?", "strategy": "exact", "explain": True}
     found = api.a.http.post("/api/memory/search-preview", json=mine).json()
     assert [i["memory"]["id"] for i in found["items"]] == [dog]
+
+
+def test_preview_explains_someone_elses_memory_as_screened(api: Api) -> None:
+    r = api.a.http.post("/api/memory", json={"content": "My sister is called Anna"})
+    assert r.status_code == 201, r.text
+    sister = str(r.json()["id"])
+    body = {"query": "What is my dog called?", "strategy": "exact", "explain": True}
+    explained = api.a.http.post("/api/memory/search-preview", json=body).json()
+    assert explained["items"] == []
+    assert {d["memory"]["id"]: d["reason"] for d in explained["dropped"]} == {sister: "screened"}
+    asked = {**body, "query": "What is my sister called?"}
+    found = api.a.http.post("/api/memory/search-preview", json=asked).json()
+    assert [i["memory"]["id"] for i in found["items"]] == [sister]
