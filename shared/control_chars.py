@@ -26,6 +26,15 @@ def strip_control_chars(text: str) -> str:
     return _CONTROLS.sub(" ", text.replace("\r\n", "\n"))
 
 
+def control_chars_as_spaces(text: str) -> str:
+    r"""``text`` with the control characters :func:`strip_control_chars` replaces as spaces.
+
+    Same length as ``text`` (``"\r\n"`` is not folded), so offsets into ``text`` stay valid: a
+    reader can match on this copy and still look at what was written. Pure; never raises.
+    """
+    return _CONTROLS.sub(" ", text)
+
+
 def has_control_char(text: str) -> bool:
     r"""Whether ``text`` holds a control character (Unicode ``Cc``, ``\n`` and ``\t`` included).
 

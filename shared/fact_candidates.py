@@ -1,6 +1,7 @@
 """The extraction step of learning: candidate facts of the new turns, each tied to its turn.
 
-``extraction=regex`` (default): :func:`~shared.extraction.extract_facts` on each new turn.
+``extraction=regex`` (default): :func:`~shared.extraction.extract_facts` on each new turn, read as
+written (:func:`~shared.new_turns.turn_as_written`: a name cut by a control character is no name).
 ``extraction=llm``: once the conversation has ``llm_extractor_min_turns`` user turns, one call to
 the configured provider (:func:`~shared.extraction.extract_with_llm`) over every turn not yet seen
 by the LLM (the turns before the threshold included), with sensitive spans redacted before they
@@ -22,7 +23,7 @@ from shared.extraction import ExtractedFact, extract_facts, extract_with_llm
 from shared.fts_query import query_terms
 from shared.jobs.context import JobContext
 from shared.jobs.payloads import LearnPayload
-from shared.new_turns import learnable_turns
+from shared.new_turns import learnable_turns, turn_as_written
 
 #: Terms that never ground an LLM fact in the user's text (every fact mentions the user).
 _UNGROUNDING_TERMS = frozenset({"user", "users"})
@@ -82,9 +83,18 @@ def source_turn(fact_content: str, turns: list[tuple[int, str]]) -> int:
     return best_index
 
 
-def regex_facts(turns: list[tuple[int, str]]) -> list[SourcedFact]:
-    """:func:`~shared.extraction.extract_facts` of each ``(index, text)`` turn. Pure."""
-    return [SourcedFact(fact, index) for index, text in turns for fact in extract_facts(text)]
+def regex_facts(turns: list[tuple[int, str]], user_turns: list[str]) -> list[SourcedFact]:
+    """:func:`~shared.extraction.extract_facts` of each ``(index, cleaned text)`` turn.
+
+    Each is read from ``user_turns[index]`` as written (:func:`~shared.new_turns.turn_as_written`):
+    the extractor reads control characters as the spaces of the cleaned text, but refuses a name
+    that holds one instead of reading a part of it. Pure.
+    """
+    return [
+        SourcedFact(fact, index)
+        for index, _text in turns
+        for fact in extract_facts(turn_as_written(user_turns[index]))
+    ]
 
 
 async def _llm_facts(
@@ -126,7 +136,9 @@ async def _llm_extraction(
             user_id=p.user_id,
             detail={"extractor": "llm", "error": error, "request_id": p.request_id},
         )
-        return Extraction(facts=regex_facts(turns), extractor="regex-fallback", llm_error=error)
+        return Extraction(
+            facts=regex_facts(turns, p.user_turns), extractor="regex-fallback", llm_error=error
+        )
     user_text = "\n".join(text for _i, text in turns)
     out = Extraction(extractor="llm")
     for fact in facts:
@@ -150,7 +162,7 @@ async def extract_candidates(
     """
     settings = jc.settings
     if settings.extraction == "regex":
-        return Extraction(facts=regex_facts(new_turns), extractor="regex")
+        return Extraction(facts=regex_facts(new_turns, p.user_turns), extractor="regex")
     min_turns = max(1, settings.llm_extractor_min_turns)
     if settings.extraction != "llm" or len(p.user_turns) < min_turns:
         return Extraction()

@@ -37,6 +37,16 @@ def clean_turn(text: str) -> str:
     return strip_control_chars(text.lstrip()[:MAX_TURN_CHARS]).strip()[:MAX_TURN_CHARS]
 
 
+def turn_as_written(text: str) -> str:
+    r"""The part of a user turn that :func:`clean_turn` keeps, its control characters still in.
+
+    What the regex extractor reads (:func:`shared.fact_candidates.regex_facts`): it reads them
+    as the spaces :func:`clean_turn` makes of them, but sees that "Sa\x00m" is no name where
+    the cleaned "Sa m" would read as "Sa". Pure.
+    """
+    return text.lstrip()[:MAX_TURN_CHARS]
+
+
 def has_word_character(text: str) -> bool:
     r"""True when ``text`` holds at least one letter or digit of any script (``str.isalnum``).
 

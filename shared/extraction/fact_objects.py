@@ -7,12 +7,16 @@ third person ("my" → "their").
 
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 
+from shared.control_chars import control_chars_as_spaces
 from shared.extraction.patterns import (
     IGNORE_CASE,
     MAX_NAME_TOKENS,
     MAX_OBJECT_CHARS,
+    MAX_OBJECT_WORDS,
     WS_RE,
     word_set,
 )
@@ -60,6 +64,7 @@ def clean_object(raw: str) -> str | None:
     return obj
 
 
+_TOKEN_RE = re.compile(r"\S+")
 _PARTICLES = word_set("van von de da del der di du le la bin al ibn ben mc st")
 _NAME_STOP = word_set(
     "on at back later when if a an the not so maybe anytime tomorrow today now please sometime "
@@ -72,24 +77,92 @@ _NAME_STOP = word_set(
 )
 
 
+#: Characters around a name word that end the name after it, unless closing (``Sam,`` ends it).
+_NAME_PUNCT = ",.;:!?\"'()[]"
+_NAME_CLOSERS = "'\")]"
+#: Unicode categories of the emoji and symbols a name may be decorated with ("🎉Sam🎉"): other
+#: symbols (emoji, ✨), modifier symbols (skin tones), enclosing marks (keycap), format
+#: characters (zero width joiner, emoji tags).
+_DECORATION_CATEGORIES = frozenset({"So", "Sk", "Me", "Cf"})
+#: Control characters (Unicode ``Cc``) and the line and paragraph separators.
+_CONTROLS = "\x00-\x1f\x7f-\x9f\u2028\u2029"
+#: A run of them that joins two pieces of text with no space beside it ("Sa\x00m").
+_GLUED_CONTROL_RE = re.compile(f"(?<=[^\\s{_CONTROLS}])[{_CONTROLS}]+(?=[^\\s{_CONTROLS}])")
+
+
+def _is_decoration(ch: str) -> bool:
+    """Whether ``ch`` is an emoji or symbol around a name (never an ASCII character)."""
+    if ch.isascii():
+        return False
+    return unicodedata.category(ch) in _DECORATION_CATEGORIES or "\ufe00" <= ch <= "\ufe0f"
+
+
+def _name_word(tok: str) -> tuple[str, bool]:
+    """``(word, ends)``: ``tok`` without the punctuation and decorations around it.
+
+    ``ends``: punctuation around it ends the name after it ("Sam," and "(Sam" do; "Sam)",
+    "Sam'" and "🎉Sam🎉" do not).
+    """
+    start, end = 0, len(tok)
+    while start < end and (tok[start] in _NAME_PUNCT or _is_decoration(tok[start])):
+        start += 1
+    while end > start and (tok[end - 1] in _NAME_PUNCT or _is_decoration(tok[end - 1])):
+        end -= 1
+    ends = any(ch in _NAME_PUNCT for ch in tok[:start]) or any(
+        ch in _NAME_PUNCT and ch not in _NAME_CLOSERS for ch in tok[end:]
+    )
+    return tok[start:end], ends
+
+
+def _name_like(word: str) -> bool:
+    """Whether ``word`` can be a word of a name: starts with a letter, no digit, no emoji."""
+    if not word or not word[0].isalpha() or any(ch.isdigit() for ch in word):
+        return False
+    return word.isascii() or not any(unicodedata.category(ch) == "So" for ch in word)
+
+
 def person_name(raw: str, *, lenient_first: bool, lowercase_ok: bool) -> str | None:
-    """Leading name tokens of ``raw`` (1..4), or None if it does not start with a name."""
+    r"""Leading name words of ``raw`` (1..4, joined by a space), or None if it starts with none.
+
+    The first word must be capitalised unless ``lenient_first`` or ``lowercase_ok``, and not a
+    stop word ("what", "idk", "on"); later words are capitalised or particles ("de", "van").
+    Emoji and symbols around a word are not part of it ("🎉Sam🎉", "✨Ana✨" → ``Sam``, ``Ana``;
+    a lone "🎉" before the name is skipped); a word with one inside ("Sa🎉m") is no name word.
+
+    ``raw`` is the text as written. A control character (NUL, tab, escape, ...) or a line or
+    paragraph separator with no space beside it, inside the words read or right after them
+    ("Sa\x00m", "Sa\tm", "Sam\x00Smith", "Sam\x00."), gives None: never a name cut short
+    ("Sa") nor one joined ("Sam"). The captured turn and the stored fact show a control
+    character as a space (:mod:`shared.control_chars`, "Sa m"), so a joined name would be one
+    its turn does not hold, and which of the two was meant cannot be told. A name is one slot
+    (``identity:name``, the name in a pet's key): a wrong one replaces the right one stored
+    before, while no fact loses nothing (the turn is still captured). One with a space beside
+    it, before the name or at the end ("\x00Sam", "Ana\x00 Maria", "Sam\x00") separates
+    words like a space.
+    """
     tokens: list[str] = []
-    for i, tok in enumerate(raw.split()[:6]):
-        word = tok.strip(",.;:!?\"'()[]")
-        if not word or any(ch.isdigit() for ch in word) or not word[0].isalpha():
+    first = seen = 0
+    for m in itertools.islice(_TOKEN_RE.finditer(control_chars_as_spaces(raw)), 6):
+        seen = m.end()
+        word, ends = _name_word(m.group())
+        if not tokens and not word and all(map(_is_decoration, m.group())):
+            continue
+        if not _name_like(word):
             break
-        lower = word.lower()
         capital = word[0].isupper() or not word[0].isascii()
-        if i == 0:
-            if lower in _NAME_STOP or not (capital or lenient_first or lowercase_ok):
+        if not tokens:
+            if word.lower() in _NAME_STOP or not (capital or lenient_first or lowercase_ok):
                 return None
-        elif not (capital or lower in _PARTICLES):
+        elif not (capital or word.lower() in _PARTICLES):
             break
+        first = first if tokens else m.start()
         tokens.append(word)
-        if len(tokens) == MAX_NAME_TOKENS or (tok != word and tok.rstrip("'\")]") != word):
+        if len(tokens) == MAX_NAME_TOKENS or ends:
             break
-    return " ".join(tokens) or None
+    glued = _GLUED_CONTROL_RE.search(raw, first) if tokens else None
+    if not tokens or (glued is not None and glued.start() <= seen):
+        return None
+    return " ".join(tokens)
 
 
 PLACE_CUT_RE = re.compile(
@@ -97,6 +170,25 @@ PLACE_CUT_RE = re.compile(
     r"right\s+now|at\s+the\s+moment|though|although|so|when|while|as|to|until|after|before)\b.*",
     IGNORE_CASE | re.DOTALL,
 )
+# A place named after its kind: "a bakery called Crumbs", "a small café, named Le Petit".
+_DESCRIBED_RE = re.compile(
+    r"(?:an?|the)\s+[^\W\d_][\w'&-]*(?:\s+[^\W\d_][\w'&-]*){0,3}?,?\s+(?:called|named)\s+",
+    IGNORE_CASE,
+)
+
+
+def described_name(obj: str) -> tuple[str, str]:
+    """``(kind, name)`` of an object naming a place after its kind, else ``("", obj)``.
+
+    ``"a bakery called Crumbs"`` → ``("a bakery called ", "Crumbs")``: the kind is an article
+    and one to four words, then "called" or "named", and something after it. Pure.
+    """
+    m = _DESCRIBED_RE.match(obj)
+    if m is None or m.end() == len(obj):
+        return "", obj
+    return obj[: m.end()], obj[m.end() :]
+
+
 _PLACE_STOP = word_set("fear hope home peace the a an my your denial")
 
 
@@ -126,6 +218,32 @@ JOB_LAST_RE = re.compile(
     IGNORE_CASE,
 )
 JOB_BAD_FIRST = word_set("bit little lot big huge real total fan kind sort fan of")
+
+
+def job_phrase(raw: str) -> str | None:
+    """The job phrase at the start of ``raw``, or None.
+
+    Cut before "at", "for", "with", ...; None past
+    :data:`~shared.extraction.patterns.MAX_OBJECT_WORDS` words.
+    """
+    obj = clean_object(JOB_CUT_RE.sub("", raw))
+    if obj is None or len(obj.split()) > MAX_OBJECT_WORDS:
+        return None
+    return obj
+
+
+def job_title(raw: str) -> str | None:
+    """:func:`job_phrase` of ``raw`` when it reads as a job title, else None.
+
+    "a senior engineer", "an intern" are; "a bit tired", "a fan of jazz", "well" are not.
+    """
+    job = job_phrase(raw)
+    if job is None:
+        return None
+    words = job.lower().split()
+    if words[0] in JOB_BAD_FIRST or "fan" in words or not JOB_LAST_RE.search(words[-1]):
+        return None
+    return job
 
 
 def conjugate(verb: str) -> str:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 
+from shared.control_chars import control_chars_as_spaces
 from shared.extraction.facts import ExtractedFact
 from shared.extraction.patterns import (
     AI_SELF_RE,
@@ -71,6 +72,7 @@ from shared.extraction.rule_builders import (
     build_habit,
     build_have_pet,
     build_im_a,
+    build_job_at,
     build_like,
     build_location,
     build_my_pet,
@@ -86,8 +88,12 @@ from shared.question_form import is_question_sentence
 __all__ = ["MAX_INPUT_CHARS", "MAX_OBJECT_CHARS", "extract_facts", "is_do_not_remember"]
 
 
-def _rule(needles: str, pattern: str, build: Builder, *, positive: bool = True) -> Rule:
-    return Rule(tuple(needles.split("|")), re.compile(pattern, IGNORE_CASE), build, positive)
+def _rule(
+    needles: str, pattern: str, build: Builder, *, positive: bool = True, anchor: str = ""
+) -> Rule:
+    return Rule(
+        tuple(needles.split("|")), re.compile(pattern, IGNORE_CASE), build, positive, anchor
+    )
 
 
 _OBJ = r"\s+(?P<obj>\S.*)"
@@ -166,6 +172,9 @@ _RULES: tuple[Rule, ...] = (
     _rule("from", I_AM + r"(?:originally\s+)?from" + _OBJ, build_origin),
     _rule("come from", r"\bI\s+(?:originally\s+)?come\s+from" + _OBJ, build_origin),
     _rule("work as", r"\bI\s+(?:currently\s+|now\s+)?work\s+as" + _OBJ, build_work_as),
+    # "I work at Google as an engineer": the job starts at "as", so the employer is read too
+    _rule("work at|work for", r"\bI\s+(?:currently\s+|now\s+)?work\s+(?:at|for)\s+\S.*?\s+"
+          r"(?P<as>as)" + _OBJ, build_job_at, anchor="as"),
     _rule("work at|work for", r"\bI\s+(?:currently\s+|now\s+)?work\s+(?P<prep>at|for)" + _OBJ,
           build_employer),
     _rule("i'm a|i am a|im a", I_AM + r"(?P<art>an?)" + _OBJ, build_im_a),
@@ -205,24 +214,28 @@ def _clause_facts(
     lowercase_ok: bool,
     out: dict[str, ExtractedFact],
     correcting: bool = False,
+    written: str = "",
 ) -> None:
     lower = norm.lower()
     taken: list[tuple[int, int]] = []
+    found: list[tuple[int, ExtractedFact]] = []
     for rule in _RULES:
         if not any(n in lower for n in rule.needles):
             continue
         m = rule.regex.search(norm)
         if m is None:
             continue
-        start = m.start()
+        start = m.start(rule.anchor) if rule.anchor else m.start()
         if any(a <= start < b for a, b in taken):
             continue
         if rule.positive and NEGATION_RE.search(norm, 0, start) is not None:
             continue
-        fact = rule.build(RuleContext(m, orig, lowercase_ok, correcting))
+        fact = rule.build(RuleContext(m, orig, lowercase_ok, correcting, written))
         if fact is None:
             continue
         taken.append((start, m.end()))
+        found.append((start, fact))
+    for _start, fact in sorted(found, key=lambda item: item[0]):
         out.pop(fact.key, None)  # a later statement of the same key wins, in message order
         out[fact.key] = fact
 
@@ -233,11 +246,16 @@ def extract_facts(text: str) -> list[ExtractedFact]:
     Returns the facts in message order, at most one per key (a later statement of the same key
     replaces an earlier one). Returns ``[]`` for do-not-remember messages, questions, hedges,
     hypotheticals, quoted or pasted material. Only the first :data:`MAX_INPUT_CHARS` characters
-    are examined. Pure; never raises for any ``str``.
+    are examined. Control characters other than newline and tab are read as spaces, as the
+    stored turn shows them, but a name is read from the text as written (a name holding one is
+    none: :func:`~shared.extraction.fact_objects.person_name`). Pure; never raises for any
+    ``str``.
     """
-    if not text or is_do_not_remember(text):
+    spaced = control_chars_as_spaces(text)
+    if not text or is_do_not_remember(spaced):
         return []
-    orig = text[:MAX_INPUT_CHARS]
+    written = text[:MAX_INPUT_CHARS]
+    orig = spaced[:MAX_INPUT_CHARS]
     norm = prepare(orig)
     lowercase_ok = not any("A" <= ch <= "Z" for ch in orig)
     out: dict[str, ExtractedFact] = {}
@@ -258,5 +276,6 @@ def extract_facts(text: str) -> list[ExtractedFact]:
             hedged = hedged or HEDGE_RE.search(clause) is not None
             if hedged:
                 continue
-            _clause_facts(orig[c_start:c_end], clause, lowercase_ok, out, correcting)
+            exact = written[c_start:c_end]
+            _clause_facts(orig[c_start:c_end], clause, lowercase_ok, out, correcting, exact)
     return list(out.values())

@@ -13,18 +13,18 @@ from typing import NamedTuple
 
 from shared.extraction.corrections import corrected_name, with_rejected_preference
 from shared.extraction.fact_objects import (
-    JOB_BAD_FIRST,
-    JOB_CUT_RE,
-    JOB_LAST_RE,
     PLACE_CUT_RE,
     clean_object,
     conjugate,
+    described_name,
+    job_phrase,
+    job_title,
     person_name,
     place_name,
     third_person_pronouns,
 )
 from shared.extraction.facts import CATEGORY_TYPES, ExtractedFact, head, slug
-from shared.extraction.patterns import MAX_OBJECT_WORDS, WS_RE, word_set
+from shared.extraction.patterns import WS_RE, word_set
 
 # ---- rules ------------------------------------------------------------------------------------
 
@@ -36,10 +36,15 @@ class RuleContext(NamedTuple):
     orig: str  # original text of the clause, same offsets as the normalised clause
     lowercase_ok: bool  # the message has no upper-case ASCII letter at all
     correcting: bool = False  # the sentence corrects what was said ("Actually, ...", "No, ...")
+    written: str = ""  # ``orig`` with its control characters, which ``orig`` has as spaces
 
     def raw(self, group: str) -> str:
         """The group's original text (user's spelling and case)."""
         return self.orig[self.m.start(group) : self.m.end(group)]
+
+    def as_written(self, group: str) -> str:
+        """The group's text as written, control characters in (see :func:`person_name`)."""
+        return (self.written or self.orig)[self.m.start(group) : self.m.end(group)]
 
     def g(self, group: str) -> str | None:
         """The group's (normalised) text, or None if absent from this rule or unmatched."""
@@ -56,6 +61,7 @@ class Rule(NamedTuple):
     regex: re.Pattern[str]
     build: Builder
     positive: bool  # ignore the match when a negation precedes it in the clause
+    anchor: str = ""  # the group where the fact starts in the clause, if not the match's start
 
 
 def _fact(
@@ -204,7 +210,7 @@ def build_habit(c: RuleContext) -> ExtractedFact | None:
 
 def build_name(c: RuleContext) -> ExtractedFact | None:
     """The user's name ("my name is X", "I'm called X") → "User's name is X"."""
-    name = person_name(c.raw("obj"), lenient_first=True, lowercase_ok=c.lowercase_ok)
+    name = person_name(c.as_written("obj"), lenient_first=True, lowercase_ok=c.lowercase_ok)
     if name is None:
         return None
     return _fact(f"User's name is {name}", "fact", "identity:name", 0.95)
@@ -212,7 +218,7 @@ def build_name(c: RuleContext) -> ExtractedFact | None:
 
 def build_nickname(c: RuleContext) -> ExtractedFact | None:
     """A nickname ("call me X") → "User likes to be called X"."""
-    name = person_name(c.raw("obj"), lenient_first=False, lowercase_ok=c.lowercase_ok)
+    name = person_name(c.as_written("obj"), lenient_first=False, lowercase_ok=c.lowercase_ok)
     if name is None:
         return None
     return _fact(f"User likes to be called {name}", "fact", "identity:nickname", 0.85)
@@ -237,16 +243,9 @@ def build_origin(c: RuleContext) -> ExtractedFact | None:
     return _fact(f"User is from {place}", "fact", "identity:origin", 0.85)
 
 
-def _job_phrase(raw: str) -> str | None:
-    obj = clean_object(JOB_CUT_RE.sub("", raw))
-    if obj is None or len(obj.split()) > MAX_OBJECT_WORDS:
-        return None
-    return obj
-
-
 def build_work_as(c: RuleContext) -> ExtractedFact | None:
     """The user's job ("I work as X") → "User works as X"."""
-    job = _job_phrase(c.raw("obj"))
+    job = job_phrase(c.raw("obj"))
     if job is None:
         return None
     return _fact(f"User works as {third_person_pronouns(job)}", "fact", "identity:job", 0.9)
@@ -254,28 +253,45 @@ def build_work_as(c: RuleContext) -> ExtractedFact | None:
 
 def build_im_a(c: RuleContext) -> ExtractedFact | None:
     """The user's job ("I'm a X" with a job-like X) → "User is a X"."""
-    job = _job_phrase(c.raw("obj"))
+    job = job_title(c.raw("obj"))
     if job is None:
-        return None
-    words = job.lower().split()
-    if words[0] in JOB_BAD_FIRST or "fan" in words or not JOB_LAST_RE.search(words[-1]):
         return None
     art = (c.g("art") or "").lower()
     return _fact(f"User is {art} {job}", "fact", "identity:job", 0.75)
+
+
+def build_job_at(c: RuleContext) -> ExtractedFact | None:
+    """The job named with the employer ("I work at X as an engineer") → "User works as X".
+
+    Only a phrase that reads as a job title: "as well", "as of May" are none.
+    """
+    job = job_title(c.raw("obj"))
+    if job is None:
+        return None
+    return _fact(f"User works as {third_person_pronouns(job)}", "fact", "identity:job", 0.85)
 
 
 _EMPLOYER_STOP = word_set("home night weekends the myself me my a an it this that")
 
 
 def build_employer(c: RuleContext) -> ExtractedFact | None:
-    """The user's employer ("I work at X") → "User works at X"."""
+    """The user's employer ("I work at X") → "User works at X".
+
+    A place named after its kind keeps the kind: "I work at a bakery called Crumbs" → "User
+    works at a bakery called Crumbs"; the name after "called"/"named" is held to the rules of a
+    bare employer name (capitalised unless the message is all lower case, not "it", "my", ...).
+    """
     org = clean_object(PLACE_CUT_RE.sub("", c.raw("obj")))
-    if org is None or org.split()[0].lower() in _EMPLOYER_STOP:
+    if org is None:
         return None
-    if not (org[0].isupper() or not org[0].isascii() or c.lowercase_ok):
+    kind, name = described_name(org)
+    if name.split()[0].lower() in _EMPLOYER_STOP:
+        return None
+    if not (name[0].isupper() or not name[0].isascii() or c.lowercase_ok):
         return None
     prep = (c.g("prep") or "").lower()
-    return _fact(f"User works {prep} {org}", "fact", "identity:employer", 0.85)
+    shown = f"{third_person_pronouns(kind)}{name}"
+    return _fact(f"User works {prep} {shown}", "fact", "identity:employer", 0.85)
 
 
 def build_context(c: RuleContext) -> ExtractedFact | None:
@@ -311,7 +327,7 @@ def build_have_pet(c: RuleContext) -> ExtractedFact | None:
     adj = c.raw("adj") + " " if c.g("adj") else ""
     name = None
     if c.g("name"):
-        name = person_name(c.raw("name"), lenient_first=True, lowercase_ok=c.lowercase_ok)
+        name = person_name(c.as_written("name"), lenient_first=True, lowercase_ok=c.lowercase_ok)
         if name is None:
             return None
     if adj.strip().lower() in {"named", "called"}:
@@ -325,7 +341,7 @@ def build_my_pet(c: RuleContext) -> ExtractedFact | None:
     """A named pet ("my dog X") → "User has a dog named X"."""
     explicit = bool(c.g("naming"))
     name = person_name(
-        c.raw("obj"), lenient_first=explicit, lowercase_ok=c.lowercase_ok and explicit
+        c.as_written("obj"), lenient_first=explicit, lowercase_ok=c.lowercase_ok and explicit
     )
     if name is None:
         return None
@@ -352,7 +368,7 @@ def build_family(c: RuleContext) -> ExtractedFact | None:
     """A family member ("my sister is called X") → "User's sister is named X"."""
     explicit = bool(c.g("naming"))
     name = person_name(
-        c.raw("obj"), lenient_first=explicit, lowercase_ok=c.lowercase_ok and explicit
+        c.as_written("obj"), lenient_first=explicit, lowercase_ok=c.lowercase_ok and explicit
     )
     if name is None:
         return None

@@ -343,6 +343,18 @@ def test_e8_name_and_city(env, upstream):
     }
 
 
+def test_e8b_a_workplace_named_after_its_kind(env, upstream):
+    owner, secret = key(env, "e8b")
+    learn_one(env, secret, owner, "I work at a bakery called Crumbs")
+    assert [(m.key, m.content) for m in facts(env, owner)] == [
+        ("identity:employer", "User works at a bakery called Crumbs")
+    ]
+    learn_one(env, secret, owner, "I work for a startup named Zentri")  # one employer slot
+    assert [(m.key, m.content) for m in facts(env, owner)] == [
+        ("identity:employer", "User works for a startup named Zentri")
+    ]
+
+
 def test_e9_four_turn_chat_replayed_twice_gives_one_memory(env, upstream):
     owner, secret = key(env, "e9")
     user_turns = [

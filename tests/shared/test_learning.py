@@ -304,6 +304,23 @@ async def test_turns_without_a_letter_or_digit_are_not_captured(make_jc):
     assert sorted(m.content for m in await turn_memories(jc, "k2")) == sorted(["3", "ß", "日本"])
 
 
+async def test_a_name_cut_by_a_control_character_is_not_learned(make_jc):
+    """The stored turn reads "Sa m", from which "Sa" would be read: the regex extractor reads
+    the turn as written, so it sees the NUL and learns no name (the turn's other fact stays)."""
+    jc = await make_jc()
+    texts = ["My name is Sa\x00m and I live in Berlin", "Call me \u2728Ana\u2728"]
+    result = await learn(jc, payload(texts))
+    assert (result.facts, result.captured) == (2, 2)
+    assert sorted((m.key, m.content) for m in await facts_of(jc)) == [
+        ("identity:location", "User lives in Berlin"),
+        ("identity:nickname", "User likes to be called Ana"),
+    ]
+    assert sorted(m.content for m in await turn_memories(jc)) == [
+        "Call me \u2728Ana\u2728",
+        "My name is Sa m and I live in Berlin",
+    ]
+
+
 def test_sanitise_and_grounding_rules():
     fact = ExtractedFact(
         content="User\u200b  prefers\nTea", category="nope", type="nope", key="k", confidence=1
