@@ -23,11 +23,13 @@ recognise forgotten content without the tombstone holding the forgotten words.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from shared.fts_query import query_terms
+from shared.personal_subjects import SUBJECT_WORDS, words_after_subjects
 
 #: Lead of named memories over every other candidate, in coverage (0..1): a candidate that is
 #: not named may cover at most ``1 - MARGIN`` of the target.
@@ -208,11 +210,15 @@ def coverage(target: Sequence[str], stems: frozenset[str]) -> float:
 def covers_hashed(target_hashes: Sequence[str], content: str, key: str) -> bool:
     """True when the memory text (``content``, ``key``) holds every hashed stem of a tombstone.
 
-    An empty ``target_hashes`` never covers anything. Pure.
+    The memory's stems as :func:`target_stems_of` counts them ("forget my name" does not cover
+    "User has a dog named Bo"). An empty ``target_hashes`` never covers anything. Pure.
     """
     if not target_hashes:
         return False
-    present = {hash_stem(s) for s in memory_stems(content, key)}
+    stems = memory_stems(content, key)
+    if _SUBJECT_HASHES.isdisjoint(target_hashes):  # as :func:`target_stems_of` counts them
+        stems = stems - _only_after_subjects(content, key)
+    present = {hash_stem(s) for s in stems}
     return all(h in present for h in target_hashes)
 
 
@@ -233,9 +239,46 @@ class HasText(Protocol):
 T = TypeVar("T", bound=HasText)
 
 
+_SUBJECT_STEMS = frozenset(stem(w) for w in SUBJECT_WORDS)
+_SUBJECT_HASHES = frozenset(hash_stem(s) for s in _SUBJECT_STEMS)
+_WORD_RE = re.compile(r"\w+")
+
+
+def _only_after_subjects(content: str, key: str) -> set[str]:
+    """Stems ``content`` holds only right after one of the user's people or pets, not in ``key``."""
+    after = [stem(w) for w in words_after_subjects(content)]
+    if not after:
+        return set()
+    every = [stem(w) for w in _WORD_RE.findall(content)]
+    key_stems = text_stems(key.replace(":", " ").replace("_", " "))
+    return {t for t in set(after) if t not in key_stems and every.count(t) == after.count(t)}
+
+
+def target_stems_of(target: Sequence[str], content: str, key: str) -> frozenset[str]:
+    """The stems of a memory that can name ``target``: :func:`memory_stems`, but for one thing.
+
+    When ``target`` names none of the user's people or pets ("my name"), a stem that the content
+    holds only right after one of them ("User has a dog named Biscuit", "User's sister is named
+    Lea", "my sister's birthday") and its key does not hold is left out: it is about that one,
+    not the user's own ("forget my name" never deletes the dog). "forget my dog's name" keeps
+    it. Pure.
+    """
+    stems = memory_stems(content, key)
+    if _SUBJECT_STEMS.intersection(target):
+        return stems
+    return stems - _only_after_subjects(content, key)
+
+
+def _coverage_of(target: Sequence[str], item: HasText) -> float:
+    return coverage(target, target_stems_of(target, item.content, item.key or ""))
+
+
 def is_named(target: Sequence[str], item: HasText) -> bool:
-    """True when ``item`` holds every stem of ``target`` (coverage 1); False for an empty target."""
-    return bool(target) and coverage(target, memory_stems(item.content, item.key or "")) == 1.0
+    """True when ``item`` holds every stem of ``target`` (coverage 1); False for an empty target.
+
+    The item's stems as :func:`target_stems_of` counts them.
+    """
+    return bool(target) and _coverage_of(target, item) == 1.0
 
 
 def named_by(target: Sequence[str], items: Sequence[T]) -> list[T]:
@@ -262,9 +305,7 @@ def clear_matches(
     """
     if not target:
         return [], "no_target"
-    scored = [
-        (item, coverage(target, memory_stems(item.content, item.key or ""))) for item in items
-    ]
+    scored = [(item, _coverage_of(target, item)) for item in items]
     named = [item for item, score in scored if score == 1.0]
     if not named:
         return [], "no_match"

@@ -211,3 +211,28 @@ async def test_a_learn_committed_while_forgetting_is_purged(jc: JobContext) -> N
 async def test_the_forget_message_itself_is_not_learned(jc: JobContext) -> None:
     await learn(jc, learn_payload("Please stop remembering which gym I go to", time.time(), "q"))
     assert await contents(jc) == []
+
+
+async def test_forgetting_my_name_keeps_the_names_of_my_people_and_pets(jc: JobContext) -> None:
+    now = time.time()
+    for text, key in [
+        ("User's name is Dana", "identity:name"),
+        ("User has a dog named Biscuit", "pet:dog:biscuit"),
+        ("User's sister is named Lea", "family:sister:lea"),
+        ("My sister's name is Lea", "turn:2"),
+        ("My name is Dana", "turn:1"),
+    ]:
+        await put(jc, text, key=key)
+    outcome = await run_forget(jc, "Please forget my name", now)
+    assert outcome.reason == "ok"
+    assert await contents(jc) == sorted(
+        ["User has a dog named Biscuit", "User's sister is named Lea", "My sister's name is Lea"]
+    )
+    # the tombstone of "my name" does not stop the next dog's name from being learned
+    await learn(jc, learn_payload("My cat is named Felix", now + 1, "t9"))
+    assert any("Felix" in c for c in await contents(jc))
+    # the sister's name is forgotten when asked for
+    again = await run_forget(jc, "forget my sister's name", now + 2)
+    assert again.reason == "ok"
+    left = await contents(jc)
+    assert "User has a dog named Biscuit" in left and not any("Lea" in c for c in left)
