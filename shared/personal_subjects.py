@@ -22,7 +22,17 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["about_someone_else", "asked_subjects", "drop_other_subjects"]
+from shared.question_form import asks_about_the_user
+from shared.recall_index.analysis import analyse, query_tokens
+
+__all__ = [
+    "SUBJECT_WORDS",
+    "about_someone_else",
+    "asked_subjects",
+    "drop_other_subjects",
+    "is_someone_elses",
+    "words_after_subjects",
+]
 
 T = TypeVar("T")
 
@@ -86,11 +96,21 @@ _SUBJECT_OF: dict[str, Subject] = {
     for word in words.split()
 }
 
+#: Every word of the list, lower-case.
+SUBJECT_WORDS: frozenset[str] = frozenset(_SUBJECT_OF)
+
 _WORDS = "|".join(sorted((re.escape(w) for w in _SUBJECT_OF), key=len, reverse=True))
 _WORD_RE = re.compile(rf"\b({_WORDS})\b", re.IGNORECASE)
 #: "my dog", "our kids", "my little sister's", "my two cats": a possessive, then at most two
 #: modifiers, then a listed word.
 _ASKED_RE = re.compile(rf"\b(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?({_WORDS})\b(?!-)", re.IGNORECASE)
+#: "dog named", "sister's birthday", "sister is named": a lower-case word right after a listed
+#: word; after "is"/"was" a participle (the "Rex" of "my dog is Rex", or "rex" typed in lower
+#: case, is not one).
+_AFTER_RE = re.compile(
+    rf"\b(?i:{_WORDS})(?:['\u2019]s)?\s+"
+    r"(?:(?i:is|was)\s+(?=[a-z]\w*ed\b)|(?!(?i:is|was)\b))([a-z]\w*)"
+)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 
 
@@ -102,6 +122,15 @@ def asked_subjects(query: str) -> frozenset[Subject]:
     if "my" not in query.lower() and "our" not in query.lower():
         return frozenset()
     return frozenset(_SUBJECT_OF[m.lower()] for m in _ASKED_RE.findall(query))
+
+
+def words_after_subjects(content: str) -> list[str]:
+    """The words of ``content`` that say something of one of its people or pets, in order.
+
+    "User has a dog named Biscuit" → ``["named"]``; "My sister's birthday is May 2" →
+    ``["birthday"]``; "My dog is Rex" → ``[]``. What they say is about that one, not the user.
+    """
+    return _AFTER_RE.findall(content)
 
 
 def _same_one(a: Subject, b: Subject) -> bool:
@@ -116,19 +145,77 @@ def about_someone_else(content: str, subjects: frozenset[Subject]) -> bool:
     """
     if not subjects:
         return False
-    named = {_SUBJECT_OF[w.lower()] for w in _WORD_RE.findall(content.translate(_APOSTROPHES))}
-    if not named:
+    named = _named(content)
+    return bool(named) and not any(_same_one(n, s) for n in named for s in subjects)
+
+
+#: Index terms of the words that name someone ("name", "named", "called"): said of anyone.
+_NAMING_TERMS = frozenset({"name", "call"})
+
+
+def _named(content: str) -> set[Subject]:
+    return {_SUBJECT_OF[w.lower()] for w in _WORD_RE.findall(content.translate(_APOSTROPHES))}
+
+
+def _mentions(content: str, subjects: frozenset[Subject]) -> bool:
+    return any(_same_one(n, s) for n in _named(content) for s in subjects)
+
+
+def _terms(text: str) -> list[str]:
+    """:func:`analyse` of ``text``, every naming word as one ("called" names as "name" does)."""
+    return ["name" if t in _NAMING_TERMS else t for t in analyse(text)]
+
+
+def _held(terms: Sequence[str], content: str) -> list[str]:
+    """The ``terms`` (index terms) that ``content`` holds, naming words as one."""
+    words = set(_terms(content))
+    asked = dict.fromkeys("name" if t in _NAMING_TERMS else t for t in terms)
+    return [t for t in asked if t in words]
+
+
+def _said_of_others(held: Sequence[str], content: str) -> bool:
+    """Whether each of ``held`` is said in ``content`` only of one of its people or pets."""
+    after = [t for w in words_after_subjects(content) for t in _terms(w)]
+    if not held or not after:
         return False
-    return not any(_same_one(n, s) for n in named for s in subjects)
+    every = _terms(content)
+    return all(every.count(t) == after.count(t) for t in held)
+
+
+def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> bool:
+    """Whether ``content`` answers ``query`` only as it would be said of someone else.
+
+    With ``subjects`` (:func:`asked_subjects` of ``query``): the memory is
+    :func:`about_someone_else`, or it names none of them and shares with the query only naming
+    words or what the query says of its subject ("I work at a bakery called Crumbs" and "User's
+    name is Dana" for "What is my dog called?" and "What should I name my cat?"; "My birthday is
+    June 3" for "When is my sister's birthday?"). Without: for a query about the user ("What is my
+    name?", "When is my birthday?"), the query words it holds are said only of one of its people
+    or pets ("User has a dog named Biscuit", "My sister's birthday is May 2"; naming words count
+    as one: "My sister is called Anna" for "What is my name?"). Pure.
+    """
+    if subjects:
+        if about_someone_else(content, subjects):
+            return True
+        if _mentions(content, subjects):
+            return False
+        held = _held(query_tokens(query), content)
+        # what the query says of its subject ("my sister's birthday"), said of another
+        said = {"name"}.union(t for w in words_after_subjects(query) for t in _terms(w))
+        return bool(held) and said.issuperset(held)
+    if not asks_about_the_user(query):
+        return False
+    return _said_of_others(_held(query_tokens(query), content), content)
 
 
 def drop_other_subjects(query: str, hits: Sequence[T], content_of: Callable[[T], str]) -> list[T]:
-    """``hits`` without the memories :func:`about_someone_else` for the query's subjects.
+    """``hits`` without the memories :func:`is_someone_elses` for ``query``.
 
-    ``hits`` in any order (kept); ``content_of``: a hit's memory text. A query naming none of
-    the user's people or pets keeps every hit.
+    ``hits`` in any order (kept); ``content_of``: a hit's memory text. English words only: a
+    query of another language keeps every hit.
     """
-    subjects = asked_subjects(query)
-    if not subjects:
+    lower = query.lower()
+    if "my" not in lower and "our" not in lower and "i" not in lower.split():
         return list(hits)
-    return [h for h in hits if not about_someone_else(content_of(h), subjects)]
+    subjects = asked_subjects(query)
+    return [h for h in hits if not is_someone_elses(query, content_of(h), subjects)]

@@ -207,6 +207,15 @@ def someone_else(gw: GatewayHarness, upstream: FakeUpstream) -> None:
     send(gw, secret, [user("What is my sister called?")], session="s5")
     block = injected_block(upstream)
     assert "Anna" in block and "Rex" not in block, block
+    # shared naming words are not an answer: the bakery for the dog, the dog and the sister
+    # for the user's own name
+    send(gw, secret, [user("I work at a bakery called Crumbs")], session="s6")
+    gw.wait_for_memories(lambda ms: any("Crumbs" in m.content for m in ms), owner_id=key_id)
+    send(gw, secret, [user("What is my dog called?")], session="s7")
+    block = injected_block(upstream)
+    assert "Rex" in block and "Crumbs" not in block, block
+    resp = send(gw, secret, [user("What is my name?")], session="s8")
+    assert resp.headers["x-mnemogate-memory-injected"] == "0", upstream.requests[-1]
 
 
 @pytest.mark.parametrize("strategy", ["exact", "hybrid"])

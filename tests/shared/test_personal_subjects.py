@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from shared.personal_subjects import about_someone_else, asked_subjects, drop_other_subjects
+from shared.personal_subjects import (
+    about_someone_else,
+    asked_subjects,
+    drop_other_subjects,
+    is_someone_elses,
+    words_after_subjects,
+)
 
 
 @pytest.mark.parametrize(
@@ -60,3 +66,44 @@ def test_no_subject_keeps_everything():
     hits = ["My sister is called Anna", "My dog is called Rex", "I live in Berlin"]
     assert drop_other_subjects("Where do I live?", hits, str) == hits
     assert drop_other_subjects("What is my dog called?", hits, str) == hits[1:]
+
+
+@pytest.mark.parametrize(
+    ("query", "content", "elses"),
+    [
+        # a subject asked: naming words, or what the query says of it, said of another
+        ("What is my dog called?", "I work at a bakery called Crumbs", True),
+        ("What should I name my new cat?", "User's name is Dana", True),
+        ("When is my sister's birthday?", "My birthday is June 3", True),
+        ("When is my sister's birthday?", "My sister's birthday is May 2", False),
+        ("What's my dog's favourite toy?", "Biscuit loves his squeaky toy", False),
+        ("What is my dog called?", "User has a dog named Biscuit", False),
+        # no subject asked, a query about the user: its words said only of someone else
+        ("What is my name?", "User has a dog named Biscuit", True),
+        ("What is my name?", "User's sister is named Lea", True),
+        ("What is my name?", "My sister is called Anna", True),  # naming words are one
+        ("When is my birthday?", "My sister's birthday is May 2", True),
+        ("What is my name?", "My name is Dana and my dog is Rex", False),
+        ("What is my name?", "User's name is Dana", False),
+        # not about the user: left to the other rules
+        ("When is the birthday party?", "My sister's birthday is May 2", False),
+        ("Who is Lea?", "User's sister is named Lea", False),
+    ],
+)
+def test_is_someone_elses(query, content, elses):
+    assert is_someone_elses(query, content, asked_subjects(query)) is elses
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("User has a dog named Biscuit", ["named"]),
+        ("My sister's birthday is May 2", ["birthday"]),
+        ("User's sister is named Lea", ["named"]),
+        ("My dog is Rex", []),
+        ("my dog is rex", []),
+        ("I like dogs", []),
+    ],
+)
+def test_words_after_subjects(content, words):
+    assert words_after_subjects(content) == words
