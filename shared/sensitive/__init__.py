@@ -34,7 +34,10 @@ secret        ``[secret]``       credential values: "password is …", ``Bearer`
 AD client secrets; Azure ``AccountKey=``/``SharedAccessKey=``/``sig=`` values; Hugging Face
 ``hf_``; an AWS key id followed by its 40-character secret. :mod:`shared.sensitive.spelled`
 adds spelled-out emails (``jane dot doe at example dot com``, ``jane [at] example [dot] com``)
-and phone numbers spelled in words (``four one five …``).
+and phone numbers spelled in words (``four one five …``). :mod:`shared.sensitive.worded_patterns`
+adds credentials as people type them ("The password for my bank account is …", "the password
+hunter2", "my login is dana / …", "My API token is …", a passphrase of several words) and
+national phone numbers (leading 0, no country code) in a text that speaks of phoning.
 
 Prefixes and lengths of provider keys follow the providers' published formats and the rules of
 public secret scanners (gitleaks, GitHub secret scanning). Every built-in pattern is linear-time:

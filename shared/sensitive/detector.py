@@ -13,6 +13,7 @@ from shared.sensitive.builtin_patterns import scan_builtin
 from shared.sensitive.extra_patterns import scan_extra
 from shared.sensitive.finding import Finding
 from shared.sensitive.spelled import scan_spelled
+from shared.sensitive.worded_patterns import scan_worded
 
 __all__ = ["BUILTIN_KINDS", "DEFAULT_DETECTOR", "PLACEHOLDERS", "Finding", "SensitiveDetector"]
 
@@ -97,6 +98,7 @@ class SensitiveDetector:
         scan_builtin(text, found)
         scan_extra(text, found)
         scan_spelled(text, found)
+        scan_worded(text, found)
         for regex in self._custom:
             for m in regex.finditer(text):
                 if m.end() > m.start():
