@@ -216,7 +216,9 @@ async def supersede(
     my dog is called Max" replaces ``pet:dog:rex``: :attr:`ExtractedFact.replaces`), and those
     of the ``rejected`` keys ("I prefer Vim, not Emacs": :attr:`ExtractedFact.rejects`). The
     captured turn a deleted fact came from goes too when it says nothing else (one sentence, no
-    other fact from it): else the model would still read "My dog is called Rex".
+    other fact from it): else the model would still read "My dog is called Rex". So does the
+    turn of a fact whose value a written fact of the same key replaces ("I live in Berlin" when
+    "I moved to Munich" rewrites ``identity:location``).
 
     Raises:
         StoreError: the delete failed.
@@ -232,8 +234,8 @@ async def supersede(
         }
         | {k for k in rejected if k not in written_keys}
     )
-    if not superseded and not prefixes:
-        return
+    # a fact whose value changes ("I moved to Munich" after "I live in Berlin"): its old turn
+    replaced = {w.key: w.content for w in writes if w.source == "extraction" and w.key}
     gone = await jc.store.writes.delete_keys(
         p.owner_id,
         p.user_id,
@@ -241,6 +243,7 @@ async def supersede(
         prefixes,
         keep=sorted(k for k in written_keys if k),
         drop_turn=says_one_thing,  # a one-sentence turn says only what was corrected
+        replaced=replaced,
     )
     if gone:
         jc.count("superseded", len(gone))

@@ -261,3 +261,25 @@ def conjugate(verb: str) -> str:
     if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+#: When a move happened, after the place: "last month", "in March", "two years ago".
+_MOVE_TIME_RE = re.compile(
+    r"\s+(?P<when>(?:(?:last|this|past)\s+(?:week|month|year|summer|winter|spring|fall|autumn)"
+    r"|(?:in|during)\s+(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|\d{4}|the\s+(?:summer|spring|winter|fall|autumn))"
+    r"|(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2})\s+"
+    r"(?:days?|weeks?|months?|years?)\s+ago|recently|yesterday|today|lately)\b.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def split_move_time(place: str) -> tuple[str, str]:
+    """``place`` without the time of a move after it, and that time (``" last month"`` or ``""``).
+
+    "Munich last month" → ("Munich", " last month"); "Rio de Janeiro" → ("Rio de Janeiro", "").
+    """
+    timed = _MOVE_TIME_RE.search(place)
+    if timed is None or timed.start() == 0:
+        return place, ""
+    return place[: timed.start()], f" {timed.group('when')}"

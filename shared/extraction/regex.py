@@ -160,6 +160,9 @@ _RULES: tuple[Rule, ...] = (
           r"(?P<adv>always|usually|never|often|typically|generally|normally|rarely|seldom|"
           r"frequently|regularly|sometimes|tend\s+to)" + _OBJ, build_habit),
     # identity
+    # "My name isn't Dana, it's Dara": the name after the one denied (a negation, so not positive)
+    _rule("name", r"\bmy\s+name(?:\s+isn'?t|\s+is\s+not|'s\s+not)\s+[^\s,;.]+(?:\s+[^\s,;.]+)?"
+          r"\s*[,;]?\s*(?:it'?s|it\s+is|but|rather)\s+(?P<obj>\S.*)", build_name, positive=False),
     _rule("name", r"\bmy\s+(?:first\s+|full\s+|real\s+)?name(?:'s|\s+is)\s*:?" + _OBJ, build_name),
     _rule("called", I_AM + r"called" + _OBJ, build_name),
     _rule("call me", r"\bcall\s+me" + _OBJ, build_nickname),

@@ -21,6 +21,7 @@ from shared.extraction.fact_objects import (
     job_title,
     person_name,
     place_name,
+    split_move_time,
     third_person_pronouns,
 )
 from shared.extraction.facts import CATEGORY_TYPES, ExtractedFact, head, slug
@@ -225,13 +226,19 @@ def build_nickname(c: RuleContext) -> ExtractedFact | None:
 
 
 def build_location(c: RuleContext) -> ExtractedFact | None:
-    """Where the user lives ("I live in X") → "User lives in X"."""
+    """Where the user lives ("I live in X") → "User lives in X".
+
+    A move ("I moved to Munich last month") → "User lives in Munich (moved there last month)":
+    a question of where the user lives finds it by its words.
+    """
     place = place_name(c.raw("obj"), lowercase_ok=c.lowercase_ok)
     if place is None:
         return None
     verb = WS_RE.sub(" ", (c.g("verb") or "").lower())
-    shown = {"based": "is based in", "located": "is based in", "moved": "moved to",
-             "relocated": "moved to"}.get(verb, "lives in")  # fmt: skip
+    if verb in ("moved", "relocated"):
+        place, when = split_move_time(place)
+        return _fact(f"User lives in {place} (moved there{when})", "fact", "identity:location", 0.9)
+    shown = "is based in" if verb in ("based", "located") else "lives in"
     return _fact(f"User {shown} {place}", "fact", "identity:location", 0.9)
 
 

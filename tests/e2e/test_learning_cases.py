@@ -275,6 +275,26 @@ def test_a_non_answer_never_overwrites_the_users_name(env, upstream):
     }
 
 
+def test_a_new_value_of_a_slot_takes_its_old_turn_with_it(env, upstream):
+    owner, secret = key(env, "e1h")
+    learn_one(env, secret, owner, "I live in Berlin")
+    learn_one(env, secret, owner, "My name is Dana")
+    learn_one(env, secret, owner, "I moved to Munich last month")
+    learn_one(env, secret, owner, "My name isn't Dana, it's Dara")
+    assert {m.key: m.content for m in facts(env, owner)} == {
+        "identity:location": "User lives in Munich (moved there last month)",
+        "identity:name": "User's name is Dara",
+    }
+    # the turns that stated the old values are gone: the model never reads both
+    assert sorted(m.content for m in turns(env, owner)) == [
+        "I moved to Munich last month",
+        "My name isn't Dana, it's Dara",
+    ]
+    # the same value said again deletes nothing
+    learn_one(env, secret, owner, "I moved to Munich last month!")
+    assert "I moved to Munich last month" in [m.content for m in turns(env, owner)]
+
+
 def test_e2_dots_inside_tokens_are_kept(env, upstream):
     owner, secret = key(env, "e2")
     learn_one(env, secret, owner, "I prefer Next.js for frontend")

@@ -17,7 +17,7 @@ import builtins
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aiosqlite
@@ -35,7 +35,7 @@ from shared.store.memories.rows import (
     row_to_memory,
     visibility_sql,
 )
-from shared.store.memories.superseded import delete_superseded
+from shared.store.memories.superseded import delete_outdated
 
 __all__ = [
     "COLUMNS",
@@ -390,8 +390,9 @@ class MemoryStore:
         prefixes: Sequence[str] = (),
         keep: Sequence[str] = (),
         drop_turn: Callable[[str], bool] | None = None,
+        replaced: Mapping[str, str] | None = None,
     ) -> Sequence[int]:
-        """Delete superseded facts (and turns): :func:`.superseded.delete_superseded`."""
-        return await delete_superseded(
-            self.conn, owner_id, user_id, keys, prefixes, keep, drop_turn
+        """Delete superseded facts and turns: :func:`.superseded.delete_outdated`."""
+        return await delete_outdated(
+            self.conn, owner_id, user_id, keys, prefixes, keep, drop_turn, replaced
         )

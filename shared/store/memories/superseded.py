@@ -1,4 +1,4 @@
-"""Deleting the facts a newer statement supersedes: by upsert key, or by key prefix.
+"""Deleting what a newer statement supersedes: facts by key or key prefix, turns of replaced values.
 
 One transaction per call; the FTS5 and sqlite-vec rows go with the memory rows through the
 triggers of migration 0001. The prefix range uses the ``UNIQUE (owner_id, user_id, key)`` index
@@ -7,7 +7,7 @@ triggers of migration 0001. The prefix range uses the ``UNIQUE (owner_id, user_i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import aiosqlite
 
@@ -100,3 +100,76 @@ async def _stale_turns(
         [owner_id, user_id, owner_id, user_id, *listed, *listed],
     )
     return {str(key) for key, content in rows if key not in keep and drop_turn(str(content))}
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+async def delete_replaced_turns(
+    conn: aiosqlite.Connection,
+    owner_id: str,
+    user_id: str,
+    written: Mapping[str, str],
+    keep: Sequence[str],
+    drop_turn: Callable[[str], bool],
+) -> list[int]:
+    """Delete the captured turns of the facts whose value ``written`` replaces; their rowids.
+
+    ``written``: upsert key → the text of a fact about to be written under it. A stored fact
+    (not a turn) of such a key whose text differs, whitespace and case aside, has its value
+    replaced ("User lives in Berlin" by "User lives in Munich (moved there)"): the captured turn
+    it came from ("I live in Berlin") is deleted when no other fact cites it and
+    ``drop_turn(its text)``, else the model would read the old value beside the new one. A turn
+    key in ``keep`` is never deleted. Nothing is written when no value changes.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    if not written:
+        return []
+    keys = sorted(written)
+    marks = ",".join("?" * len(keys))
+    with store_errors("deleting the turns of replaced facts"):
+        rows = await conn.execute_fetchall(
+            "SELECT key, content FROM memories WHERE owner_id = ? AND user_id = ? "
+            f"AND category <> 'turn' AND key IN ({marks})",
+            [owner_id, user_id, *keys],
+        )
+        changed = {str(k) for k, content in rows if not _same_text(str(content), written[str(k)])}
+        if not changed:
+            return []
+        turns = sorted(await _stale_turns(conn, owner_id, user_id, changed, keep, drop_turn))
+        if not turns:
+            return []
+        marks = ",".join("?" * len(turns))
+        where = f"FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks})"
+        async with transaction(conn):
+            gone = await conn.execute_fetchall(
+                f"DELETE {where} RETURNING id", [owner_id, user_id, *turns]
+            )
+    return [int(r[0]) for r in gone]
+
+
+async def delete_outdated(
+    conn: aiosqlite.Connection,
+    owner_id: str,
+    user_id: str,
+    keys: Sequence[str],
+    prefixes: Sequence[str] = (),
+    keep: Sequence[str] = (),
+    drop_turn: Callable[[str], bool] | None = None,
+    replaced: Mapping[str, str] | None = None,
+) -> list[int]:
+    """:func:`delete_superseded`, then :func:`delete_replaced_turns`; every deleted rowid.
+
+    The second only with ``replaced`` (upsert key → the text of a fact about to be written) and
+    ``drop_turn``.
+
+    Raises:
+        StoreError: the database failed.
+    """
+    gone = await delete_superseded(conn, owner_id, user_id, keys, prefixes, keep, drop_turn)
+    if replaced and drop_turn is not None:
+        gone += await delete_replaced_turns(conn, owner_id, user_id, replaced, keep, drop_turn)
+    return gone

@@ -216,3 +216,35 @@ def test_no_name_is_ever_read_from_a_part_of_a_name(
     text = lead + name[:cut] + control + name[cut:]
     shown = [content for _key, content in facts_of(text)]
     assert shown == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I moved to Munich last month", "User lives in Munich (moved there last month)"),
+        ("I just moved to Berlin in March", "User lives in Berlin (moved there in March)"),
+        ("I relocated to Lisbon two years ago", "User lives in Lisbon (moved there two years ago)"),
+        ("I moved to Rio de Janeiro.", "User lives in Rio de Janeiro (moved there)"),
+    ],
+)
+def test_a_move_says_where_the_user_lives(text: str, content: str) -> None:
+    assert [(f.key, f.content) for f in extract_facts(text)] == [("identity:location", content)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My name isn't Dana, it's Dara",
+        "My name is not Dana, it is Dara.",
+        "my name's not Dana but Dara",
+    ],
+)
+def test_a_denied_name_gives_the_name_after_it(text: str) -> None:
+    assert [(f.key, f.content) for f in extract_facts(text)] == [
+        ("identity:name", "User's name is Dara")
+    ]
+
+
+@pytest.mark.parametrize("text", ["My name isn't Dana", "My name isn't important"])
+def test_a_denied_name_alone_is_no_name(text: str) -> None:
+    assert extract_facts(text) == []
