@@ -22,6 +22,7 @@ from http import HTTPStatus
 
 import aiohttp
 import anyio
+import msgspec
 from starlette.background import BackgroundTask
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
@@ -119,11 +120,33 @@ async def _relay_json(up: Upstream, answer: _Answer) -> Response:
     if reply.status < HTTPStatus.MULTIPLE_CHOICES and on_success is not None:
         text = partial(answer.fmt.assistant_text, reply.body)
         if answer.durable:
-            await on_success(text)
+            await _if_answer(reply.body, on_success, text)
         else:
-            task = BackgroundTask(on_success, text)
+            task = BackgroundTask(_if_answer, reply.body, on_success, text)
     response = Response(reply.body, status_code=reply.status, background=task)
     return _with_headers(response, reply.headers, answer.extra, answer.policy)
+
+
+_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def is_answer(body: bytes) -> bool:
+    """Whether a 2xx ``body`` is a whole JSON object, as every answer of the formats is.
+
+    A proxy's HTML page or a body cut short is relayed as it came but teaches nothing: the
+    exchange did not succeed.
+    """
+    try:
+        _OBJECT.decode(body)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+async def _if_answer(body: bytes, on_success: OnSuccess, text: Callable[[], str]) -> None:
+    """``on_success(text)`` when ``body`` :func:`is_answer`."""
+    if is_answer(body):
+        await on_success(text)
 
 
 async def _whole_error(upstream: aiohttp.ClientResponse, up: Upstream, answer: _Answer) -> Response:
@@ -168,7 +191,7 @@ class _StreamLearner:
             await self.on_success(self._stream_text)
         elif not self.sse and self.clean_end:
             self.done = True
-            await self.on_success(self._body_text)
+            await _if_answer(bytes(self.kept), self.on_success, self._body_text)
 
     def _stream_text(self) -> str:
         """The assistant's text of the kept stream events."""

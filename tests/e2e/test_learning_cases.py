@@ -543,6 +543,31 @@ def test_s1_failed_stream_learns_nothing(env, upstream):
     assert not any("Haskell" in m.content for m in env.gw.memories(owner))
 
 
+@pytest.mark.parametrize(
+    ("content", "media_type"),
+    [
+        (b"<html>not json</html>", "text/html"),
+        (b'{"choices": [', "application/json"),
+        (b"", "application/json"),
+    ],
+    ids=["html", "cut", "empty"],
+)
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream-request"])
+def test_a_broken_2xx_answer_is_relayed_and_learns_nothing(
+    env, upstream, content, media_type, stream
+):
+    owner, secret = key(env, f"s1b-{media_type}-{len(content)}-{stream}")
+    upstream.raw_reply = (200, content, media_type)
+    try:
+        resp = post(env, secret, [{"role": "user", "content": "I prefer Haskell"}], stream=stream)
+    finally:
+        upstream.raw_reply = None
+    assert resp.status_code == 200 and resp.content == content  # relayed as it came
+    learn_one(env, secret, owner, "I prefer Elixir")  # the next exchange is learned
+    env.settle()
+    assert not any("Haskell" in m.content for m in env.gw.memories(owner))
+
+
 def test_s2_stream_learns_exactly_like_json(env, upstream):
     text = "My name is Bob. I prefer Vim for editing and I always write tests first."
     shapes = []

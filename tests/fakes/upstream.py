@@ -101,6 +101,8 @@ class FakeUpstream(ServedFake):
         self.mirror = False
         self.mirror_model: str | None = None  # mirror only requests for this model
         self.responder: Responder | None = None
+        #: (status, body bytes, media type) answered to every chat request instead of a completion
+        self.raw_reply: tuple[int, bytes, str] | None = None
         self.fail_status: int | None = None
         self.delay_s = 0.0
         self.delay_for: Callable[[dict[str, Any]], float] | None = None
@@ -254,6 +256,9 @@ class FakeUpstream(ServedFake):
         if self.responder is not None:
             status, payload = self.responder(body)
             return JSONResponse(payload, status_code=status)
+        if self.raw_reply is not None:  # a broken answer: a proxy's page, a body cut short
+            status, raw_body, media_type = self.raw_reply
+            return Response(raw_body, status_code=status, media_type=media_type)
         model = body.get("model", "fake-model")
         if self.mirror:  # answer with the messages received (benchmarks read the injection)
             self.reply_text = json.dumps(body.get("messages", []), ensure_ascii=False)
@@ -323,6 +328,7 @@ class FakeUpstream(ServedFake):
         self.mirror = False
         self.mirror_model = None
         self.responder = None
+        self.raw_reply = None
         self.fail_status = None
         self.delay_s = 0.0
         self.delay_for = None
