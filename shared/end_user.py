@@ -97,13 +97,26 @@ def resolve_end_user(
         text = value.strip()
         if not text:
             continue
-        if len(text) > max_chars:
-            raise InvalidRequest(
-                f"the end user ({source}) is {len(text)} characters long; the limit is "
-                f"{max_chars} (MNEMOGATE_END_USER_MAX_CHARS)"
-            )
-        if has_control_char(text):
-            # "a\x00b" and "a b" would be told apart here but not in logs or the Studio
-            raise InvalidRequest(f"the end user ({source}) holds a control character")
-        return text
+        return checked_end_user(text, max_chars, source)
     return ""
+
+
+def checked_end_user(user_id: str, max_chars: int, source: str = "user_id") -> str:
+    """``user_id`` when a request may name that end user (surrounding whitespace stripped).
+
+    The rule of every route (chat headers and fields, REST, MCP), so a memory is never stored
+    under an id no request can recall it by.
+
+    Raises:
+        InvalidRequest: longer than ``max_chars`` characters, or a control character in it.
+    """
+    text = user_id.strip()
+    if len(text) > max_chars:
+        raise InvalidRequest(
+            f"the end user ({source}) is {len(text)} characters long; the limit is "
+            f"{max_chars} (MNEMOGATE_END_USER_MAX_CHARS)"
+        )
+    if has_control_char(text):
+        # "a\x00b" and "a b" would be told apart here but not in logs or the Studio
+        raise InvalidRequest(f"the end user ({source}) holds a control character")
+    return text

@@ -22,6 +22,7 @@ from shared.access_policy import (
 )
 from shared.context_scrub import scrub_contexts
 from shared.control_chars import strip_control_chars
+from shared.end_user import checked_end_user
 from shared.errors import InvalidRequest, NotFound
 from shared.forget_guard import release_learned
 from shared.fts_query import build_match_query
@@ -138,20 +139,28 @@ async def create_memory(
     body: MemoryCreate,
     now: float,
     redact: Redact | None = None,
+    max_user_chars: int = 256,
 ) -> tuple[MemoryView, bool]:
     """Store a memory (upsert on owner+user+key); returns (memory, created).
 
+    ``user_id`` follows the chat routes' rule (:func:`shared.end_user.checked_end_user`, at
+    most ``max_user_chars``: ``end_user_max_chars``); ``relevance`` is 0..1.
+
     Raises:
-        InvalidRequest: empty content, or admin without ``owner_id``. PermissionDenied / NotFound:
-            see :func:`~shared.access_policy.writable_owner`. StoreError: the database failed.
+        InvalidRequest: empty content, an end user no request could name, a relevance outside
+            0..1, or admin without ``owner_id``. PermissionDenied / NotFound: see
+            :func:`~shared.access_policy.writable_owner`. StoreError: the database failed.
     """
     content = _clean_content(body.content)
+    user_id = checked_end_user(body.user_id, max_user_chars)
+    if not 0.0 <= body.relevance <= 1.0:  # NaN too
+        raise InvalidRequest("relevance must be a number from 0 to 1")
     owner = writable_owner(p, body.owner_id)
     memory, created = await store.writes.upsert(
         NewMemory(
             owner_id=owner,
             content=redact(content) if redact is not None else content,
-            user_id=body.user_id,
+            user_id=user_id,
             session_id=body.session_id,
             type=body.type,
             category=body.category,

@@ -149,7 +149,13 @@ async def memory_add(
     )
     with _tool_errors():
         memory, created = await memory_crud.create_memory(
-            state.store, state.queue, principal, body, time.time(), state.redactor()
+            state.store,
+            state.queue,
+            principal,
+            body,
+            time.time(),
+            state.redactor(),
+            max_user_chars=state.settings.end_user_max_chars,
         )
     return {**_plain(memory), "created": created}
 

@@ -69,6 +69,8 @@ def test_add_search_list_delete(gw: GatewayHarness) -> None:
             assert added["owner_id"] == key_id and added["created"] is True
             err, refused = await _call(client, "memory_add", {"content": "x" * 8001})
             assert err and "longer than 8000 characters" in str(refused), refused
+            err, refused = await _call(client, "memory_add", {"content": "x", "user_id": "a\nb"})
+            assert err and "control character" in str(refused), refused
             err, found = await _call(client, "memory_search", {"query": "which editor do I use"})
             assert not err, found
             assert [m["id"] for m in found["items"]] == [added["id"]]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from shared.models import MAX_MEMORY_CHARS
 from tests.harness import GatewayHarness
 from tests.services.gateway.api.conftest import ADMIN_TOKEN, Api, client
@@ -290,3 +292,24 @@ def test_control_characters_become_spaces_on_create_and_update(api: Api) -> None
     assert r.status_code == 200 and r.json()["content"] == "Nul Bob [31m"
     r = api.a.http.post("/api/memory", json={"content": "\u0000\u0007 "})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("user_id", "a\nb", "control character"),
+        ("user_id", "al\u0000ice", "control character"),
+        ("user_id", "u" * 257, "the limit is 256"),
+        ("relevance", -5, "relevance"),
+        ("relevance", 1e308, "relevance"),
+    ],
+)
+def test_a_memory_no_request_could_recall_is_refused(
+    api: Api, field: str, value: object, says: str
+) -> None:
+    # the chat routes refuse such end-user ids, so a memory stored under one is never recalled
+    r = api.a.http.post("/api/memory", json={"content": "I like tea", field: value})
+    assert r.status_code == 400 and says in r.json()["error"]["message"], r.text
+    assert api.a.http.get("/api/memory").json()["total"] == 0
+    ok = api.a.http.post("/api/memory", json={"content": "I like tea", "user_id": "  bob "})
+    assert ok.status_code == 201 and ok.json()["user_id"] == "bob"  # as the chat routes read it
