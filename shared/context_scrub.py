@@ -3,9 +3,9 @@
 A captured turn's words live on in its neighbours' ``context`` (the search-only field,
 :mod:`shared.turn_context`). Left there after the turn is deleted, they would keep the deleted
 text at rest and keep finding (so injecting) those neighbours for it. Every delete path runs
-:func:`scrub_contexts`: a forget, a REST delete of one memory, a bulk delete. What an assistant
-reply said about the deleted turn (its own words, another line of the context) is not the turn
-and stays.
+:func:`scrub_contexts`: a forget, a REST delete of one memory, a bulk delete. A context line
+that quotes the deleted turn whole (an assistant reply repeating it, or echoing the memory
+block that held it) goes too; what a reply said in its own words stays.
 """
 
 from __future__ import annotations

@@ -95,11 +95,32 @@ def turn_lines(turns: Sequence[str], max_chars: int = MAX_NEIGHBOUR_CHARS) -> fr
     return frozenset(line for t in turns if (line := _clip(t, max_chars)))
 
 
+#: Shortest deleted turn (characters, whitespace collapsed) whose quotation in another context
+#: line removes that line too: a short one ("ok", "thanks") is quoted by chance.
+MIN_QUOTED_CHARS = 16
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 def without_lines(context: str, gone: frozenset[str], max_chars: int = MAX_NEIGHBOUR_CHARS) -> str:
-    """``context`` without its lines in ``gone`` (:func:`turn_lines`); order kept; pure."""
+    """``context`` without its lines in ``gone`` (:func:`turn_lines`); order kept; pure.
+
+    A line quoting one of ``gone`` whole (an assistant reply that repeated the deleted turn, or
+    the memory block holding it; case and whitespace aside, at least :data:`MIN_QUOTED_CHARS`
+    characters) goes too: its words would keep finding the memory for what was deleted.
+    """
     if not context or not gone:
         return context
-    return "\n".join(line for line in context.split("\n") if _clip(line, max_chars) not in gone)
+    quoted = [f for g in gone if len(f := _folded(g)) >= MIN_QUOTED_CHARS]
+
+    def kept(line: str) -> bool:
+        if _clip(line, max_chars) in gone:
+            return False
+        return not quoted or not any(q in _folded(line) for q in quoted)
+
+    return "\n".join(line for line in context.split("\n") if kept(line))
 
 
 def chat_sequence(

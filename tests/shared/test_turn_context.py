@@ -74,3 +74,18 @@ def test_without_turns_removes_only_the_forgotten_lines() -> None:
     )
     assert without_turns(context, ["kayak"]) == context  # whole lines only
     assert without_turns(context, []) == context
+
+
+def test_a_line_quoting_a_forgotten_turn_whole_goes_too() -> None:
+    from shared.turn_context import without_turns
+
+    context = (
+        "My dog is called Biscuit\n"
+        'Noted! You said: "I work at a   bakery called Crumbs" earlier.\n'
+        "Bakeries open early."
+    )
+    assert without_turns(context, ["I work at a bakery called Crumbs"]) == (
+        "My dog is called Biscuit\nBakeries open early."
+    )
+    # a short turn is quoted by chance: only its own line goes
+    assert without_turns("Ok\nOk, thanks for the tip", ["Ok"]) == "Ok, thanks for the tip"
