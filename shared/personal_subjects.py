@@ -151,6 +151,9 @@ def about_someone_else(content: str, subjects: frozenset[Subject]) -> bool:
 
 #: Index terms of the words that name someone ("name", "named", "called"): said of anyone.
 _NAMING_TERMS = frozenset({"name", "call"})
+#: Index terms that say which of the user's things a query means, never what it is ("my
+#: favourite book", "my new job"): naming words, and these.
+_GENERIC_TERMS = frozenset({"name", "favourit", "favorit", "new", "current", "usual", "main"})
 
 
 def _named(content: str) -> set[Subject]:
@@ -173,6 +176,16 @@ def _held(terms: Sequence[str], content: str) -> list[str]:
     return [t for t in asked if t in words]
 
 
+def _only_generic(asked: Sequence[str], held: Sequence[str]) -> bool:
+    """Whether a memory holding ``held`` of the query's terms ``asked`` shares only generic ones.
+
+    "My favourite hobby is hiking" for "What is my favourite book?"; never when the query has
+    nothing but generic terms ("What is my name?").
+    """
+    terms = {"name" if t in _NAMING_TERMS else t for t in asked}
+    return bool(held) and _GENERIC_TERMS.issuperset(held) and not _GENERIC_TERMS.issuperset(terms)
+
+
 def _said_of_others(held: Sequence[str], content: str) -> bool:
     """Whether each of ``held`` is said in ``content`` only of one of its people or pets."""
     after = [t for w in words_after_subjects(content) for t in _terms(w)]
@@ -185,6 +198,10 @@ def _said_of_others(held: Sequence[str], content: str) -> bool:
 def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> bool:
     """Whether ``content`` answers ``query`` only as it would be said of someone else.
 
+    First, for any query that names the user: the memory shares with it only generic words
+    that say which thing is meant ("favourite", "new", naming words) while the query names the
+    thing too ("My favourite hobby is hiking" for "What is my favourite book?").
+
     With ``subjects`` (:func:`asked_subjects` of ``query``): the memory is
     :func:`about_someone_else`, or it names none of them and shares with the query only naming
     words or what the query says of its subject ("I work at a bakery called Crumbs" and "User's
@@ -194,18 +211,20 @@ def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> 
     or pets ("User has a dog named Biscuit", "My sister's birthday is May 2"; naming words count
     as one: "My sister is called Anna" for "What is my name?"). Pure.
     """
+    asked = query_tokens(query)
+    about_user = bool(subjects) or asks_about_the_user(query)
+    if about_user and _only_generic(asked, _held(asked, content)):
+        return True
     if subjects:
         if about_someone_else(content, subjects):
             return True
         if _mentions(content, subjects):
             return False
-        held = _held(query_tokens(query), content)
+        held = _held(asked, content)
         # what the query says of its subject ("my sister's birthday"), said of another
         said = {"name"}.union(t for w in words_after_subjects(query) for t in _terms(w))
         return bool(held) and said.issuperset(held)
-    if not asks_about_the_user(query):
-        return False
-    return _said_of_others(_held(query_tokens(query), content), content)
+    return about_user and _said_of_others(_held(asked, content), content)
 
 
 def drop_other_subjects(query: str, hits: Sequence[T], content_of: Callable[[T], str]) -> list[T]:

@@ -85,6 +85,12 @@ def test_no_subject_keeps_everything():
         ("When is my birthday?", "My sister's birthday is May 2", True),
         ("What is my name?", "My name is Dana and my dog is Rex", False),
         ("What is my name?", "User's name is Dana", False),
+        # only generic words shared while the query names the thing too
+        ("What is my favourite book?", "My favourite hobby is hiking", True),
+        ("what's my favorite editor?", "My favorite color is green", True),
+        ("What is my favourite book?", "My favourite book is Dune", False),
+        ("What is my favourite?", "My favourite hobby is hiking", False),
+        ("What is the best new phone?", "My new phone is great", False),  # not about the user
         # not about the user: left to the other rules
         ("When is the birthday party?", "My sister's birthday is May 2", False),
         ("Who is Lea?", "User's sister is named Lea", False),
