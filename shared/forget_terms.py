@@ -42,6 +42,11 @@ _SUFFIXES = (
     "ences", "ances", "ments", "ions", "ence", "ance", "ment", "ing", "ion",
     "ed", "es", "en", "er", "os", "as", "s", "e", "n", "o", "a",
 )  # fmt: skip
+#: British "-our" spellings fold to American ones ("colour" → "color", "favourite" →
+#: "favorite"), so either spelling forgets the other. Only in words of at least
+#: :data:`_MIN_BRITISH` letters: "four", "hour" and "your" stay apart from "for", "hor", "yor".
+_BRITISH_OUR_RE = re.compile(r"(?<=\w\w)our(?=(?:s|ed|ing|ite|ites|able|ful)?$)")
+_MIN_BRITISH = 6
 #: Shortest stem :func:`stem` leaves.
 _MIN_STEM = 3
 #: Most terms taken from a memory's text (content + key).
@@ -91,10 +96,11 @@ def stem(term: str) -> str:
     Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped repeatedly
     while at least :data:`_MIN_STEM` characters remain.
 
+    British "-our" spellings fold first (:data:`_BRITISH_OUR_RE`: ``favourite`` → ``favorit``).
     ``works``/``working``/``worked`` → ``work``; ``numbers``/``number`` → ``numb``. Both sides of
     a comparison use it, so over-stemming only merges words, never splits one. Pure.
     """
-    word = _fold(term)
+    word = _BRITISH_OUR_RE.sub("or", _fold(term)) if len(term) >= _MIN_BRITISH else _fold(term)
     changed = True
     while changed:
         changed = False

@@ -117,3 +117,16 @@ def test_an_address_is_named_by_its_street_word(target: str, memory: str) -> Non
 )
 def test_an_address_target_leaves_other_memories_alone(memory: str) -> None:
     assert clear_matches(target_stems("my address"), [Item(memory)], 10) == ([], "no_match")
+
+
+def test_either_spelling_forgets_the_other() -> None:
+    from shared.forget_terms import clear_matches, target_stems
+
+    class Row:
+        def __init__(self, content: str) -> None:
+            self.content, self.key = content, ""
+
+    stored = [Row("User's favourite colour is green"), Row("I have four cats")]
+    named, reason = clear_matches(target_stems("forget my favorite color"), stored, 10)
+    assert reason == "ok" and [r.content for r in named] == ["User's favourite colour is green"]
+    assert target_stems("the four of us") != target_stems("the for of us")
