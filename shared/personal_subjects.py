@@ -18,6 +18,7 @@ word or both name the same ("mum" and "mother", "puppy" and "dog"). Pure functio
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -100,18 +101,17 @@ _SUBJECT_OF: dict[str, Subject] = {
 SUBJECT_WORDS: frozenset[str] = frozenset(_SUBJECT_OF)
 
 _WORDS = "|".join(sorted((re.escape(w) for w in _SUBJECT_OF), key=len, reverse=True))
-_WORD_RE = re.compile(rf"\b({_WORDS})\b", re.IGNORECASE)
 #: "my dog", "our kids", "my little sister's", "my two cats": a possessive, then at most two
 #: modifiers, then a listed word.
 _ASKED_RE = re.compile(rf"\b(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?({_WORDS})\b(?!-)", re.IGNORECASE)
-#: "dog named", "sister's birthday", "sister is named": a lower-case word right after a listed
-#: word; after "is"/"was" a participle (the "Rex" of "my dog is Rex", or "rex" typed in lower
-#: case, is not one).
-_AFTER_RE = re.compile(
-    rf"\b(?i:{_WORDS})(?:['\u2019]s)?\s+"
-    r"(?:(?i:is|was)\s+(?=[a-z]\w*ed\b)|(?!(?i:is|was)\b))([a-z]\w*)"
-)
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
+#: A word of a memory text, with its possessive "'s" (letters only: "sister's", "Biscuit").
+_TOKEN_RE = re.compile(r"[^\W\d_]+(?:['\u2019][sS]\b)?")
+_POSSESSIVE = ("'s", "\u2019s", "'S", "\u2019S")
+_LINKS = frozenset({"is", "was"})
+#: Memory texts whose tokens are kept (recalled texts repeat request after request).
+TEXT_MEMO = 4096
+#: Words whose index terms are kept.
+WORD_MEMO = 16_384
 
 
 def asked_subjects(query: str) -> frozenset[Subject]:
@@ -124,17 +124,65 @@ def asked_subjects(query: str) -> frozenset[Subject]:
     return frozenset(_SUBJECT_OF[m.lower()] for m in _ASKED_RE.findall(query))
 
 
+@functools.lru_cache(maxsize=TEXT_MEMO)
+def _tokens(content: str) -> tuple[tuple[str, int, int], ...]:
+    """``(word, start, end)`` of each word of ``content``, possessive "'s" included."""
+    return tuple((m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(content))
+
+
+def _base(word: str) -> str:
+    """A token lower-cased, without its possessive ("Sister's" → "sister")."""
+    return (word[:-2] if word.endswith(_POSSESSIVE) else word).lower()
+
+
+@functools.lru_cache(maxsize=TEXT_MEMO)
+def _after(content: str) -> tuple[str, ...]:
+    return tuple(words_after_subjects(content))
+
+
 def words_after_subjects(content: str) -> list[str]:
     """The words of ``content`` that say something of one of its people or pets, in order.
 
-    "User has a dog named Biscuit" → ``["named"]``; "My sister's birthday is May 2" →
-    ``["birthday"]``; "My dog is Rex" → ``[]``. What they say is about that one, not the user.
+    A lower-case word right after a listed word, with only spaces between ("dog named",
+    "sister's birthday"); after "is"/"was", a participle ("sister is named"; the "Rex" of "my
+    dog is Rex", or "rex" typed in lower case, is not one). "User has a dog named Biscuit" →
+    ``["named"]``; "My sister's birthday is May 2" → ``["birthday"]``; "My dog is Rex" →
+    ``[]``. What they say is about that one, not the user.
     """
-    return _AFTER_RE.findall(content)
+    tokens = _tokens(content)
+    out: list[str] = []
+    for i, (word, _start, end) in enumerate(tokens[:-1]):
+        if _base(word) not in _SUBJECT_OF:
+            continue
+        nxt, at, nxt_end = tokens[i + 1]
+        if not content[end:at].isspace():
+            continue
+        if nxt.lower() in _LINKS and i + 2 < len(tokens):
+            word2, at2, _ = tokens[i + 2]
+            if content[nxt_end:at2].isspace() and word2[0].islower() and word2.endswith("ed"):
+                out.append(word2)
+        elif nxt[0].islower() and nxt.lower() not in _LINKS:
+            out.append(nxt)
+    return out
 
 
 def _same_one(a: Subject, b: Subject) -> bool:
     return a[0] == b[0] and (not a[1] or not b[1] or a[1] == b[1])
+
+
+_LOWER_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+@functools.lru_cache(maxsize=TEXT_MEMO)
+def _words(content: str) -> frozenset[str]:
+    """The distinct lower-cased words of ``content`` ("sister's" gives "sister" and "s")."""
+    return frozenset(_LOWER_WORD_RE.findall(content.lower()))
+
+
+@functools.lru_cache(maxsize=TEXT_MEMO)
+def _named(content: str) -> frozenset[Subject]:
+    """The listed people and pets ``content`` names."""
+    return frozenset(_SUBJECT_OF[w] for w in SUBJECT_WORDS.intersection(_words(content)))
 
 
 def about_someone_else(content: str, subjects: frozenset[Subject]) -> bool:
@@ -156,39 +204,71 @@ _NAMING_TERMS = frozenset({"name", "call"})
 _GENERIC_TERMS = frozenset({"name", "favourit", "favorit", "new", "current", "usual", "main"})
 
 
-def _named(content: str) -> set[Subject]:
-    return {_SUBJECT_OF[w.lower()] for w in _WORD_RE.findall(content.translate(_APOSTROPHES))}
+@functools.lru_cache(maxsize=WORD_MEMO)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """:func:`analyse` of one word, every naming word as one ("called" names as "name" does)."""
+    return tuple("name" if t in _NAMING_TERMS else t for t in analyse(word))
 
 
-def _mentions(content: str, subjects: frozenset[Subject]) -> bool:
-    return any(_same_one(n, s) for n in _named(content) for s in subjects)
+@functools.lru_cache(maxsize=TEXT_MEMO)
+def _term_set(content: str) -> frozenset[str]:
+    """The distinct index terms of ``content``'s words (naming words as one)."""
+    return frozenset(t for w in _words(content) for t in _word_terms(w))
 
 
-def _terms(text: str) -> list[str]:
-    """:func:`analyse` of ``text``, every naming word as one ("called" names as "name" does)."""
-    return ["name" if t in _NAMING_TERMS else t for t in analyse(text)]
+@functools.lru_cache(maxsize=TEXT_MEMO)
+def _terms(content: str) -> tuple[str, ...]:
+    """The index terms of ``content``'s words, in order, with repeats (naming words as one)."""
+    return tuple(t for w, _, _ in _tokens(content) for t in _word_terms(_base(w)))
 
 
-def _held(terms: Sequence[str], content: str) -> list[str]:
-    """The ``terms`` (index terms) that ``content`` holds, naming words as one."""
-    words = set(_terms(content))
-    asked = dict.fromkeys("name" if t in _NAMING_TERMS else t for t in terms)
-    return [t for t in asked if t in words]
+class _Asked:
+    """What the rules need of one query, computed once for all its hits."""
 
+    def __init__(self, query: str, subjects: frozenset[Subject]) -> None:
+        self.subjects = subjects
+        self.terms = list(dict.fromkeys(t for q in query_tokens(query) for t in _word_terms(q)))
+        self.about_user = bool(subjects) or asks_about_the_user(query)
+        # generic words beside a thing they qualify ("my favourite book")
+        self.generic = not _GENERIC_TERMS.issuperset(self.terms) and not _GENERIC_TERMS.isdisjoint(
+            self.terms
+        )
+        # what the query says of its subject ("my sister's birthday"), said of another
+        self.said = {"name"}.union(t for w in words_after_subjects(query) for t in _word_terms(w))
+        self.says = not self.said.isdisjoint(self.terms)
 
-def _only_generic(asked: Sequence[str], held: Sequence[str]) -> bool:
-    """Whether a memory holding ``held`` of the query's terms ``asked`` shares only generic ones.
+    def held(self, content: str) -> list[str]:
+        """The query's terms that ``content`` holds."""
+        terms = _term_set(content)
+        return [t for t in self.terms if t in terms]
 
-    "My favourite hobby is hiking" for "What is my favourite book?"; never when the query has
-    nothing but generic terms ("What is my name?").
-    """
-    terms = {"name" if t in _NAMING_TERMS else t for t in asked}
-    return bool(held) and _GENERIC_TERMS.issuperset(held) and not _GENERIC_TERMS.issuperset(terms)
+    def someone_elses(self, content: str) -> bool:
+        """:func:`is_someone_elses` for this query.
+
+        A text is analysed only when a rule can apply to it: when it names a listed person or
+        pet, or when the query holds a generic word or what it says of its subject.
+        """
+        if not self.about_user:
+            return False
+        named = _named(content)
+        if self.subjects and named:
+            if not any(_same_one(n, s) for n in named for s in self.subjects):
+                return True  # about someone else
+            return self.generic and self._only_generic(self.held(content))
+        if not named and not (self.generic or (self.subjects and self.says)):
+            return False
+        held = self.held(content)
+        if self.subjects:  # a text naming none of them, sharing only what the query says of one
+            return self._only_generic(held) or (bool(held) and self.said.issuperset(held))
+        return self._only_generic(held) or (bool(named) and _said_of_others(held, content))
+
+    def _only_generic(self, held: Sequence[str]) -> bool:
+        return self.generic and bool(held) and _GENERIC_TERMS.issuperset(held)
 
 
 def _said_of_others(held: Sequence[str], content: str) -> bool:
     """Whether each of ``held`` is said in ``content`` only of one of its people or pets."""
-    after = [t for w in words_after_subjects(content) for t in _terms(w)]
+    after = [t for w in _after(content) for t in _word_terms(w)]
     if not held or not after:
         return False
     every = _terms(content)
@@ -198,33 +278,23 @@ def _said_of_others(held: Sequence[str], content: str) -> bool:
 def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> bool:
     """Whether ``content`` answers ``query`` only as it would be said of someone else.
 
-    First, for any query that names the user: the memory shares with it only generic words
-    that say which thing is meant ("favourite", "new", naming words) while the query names the
-    thing too ("My favourite hobby is hiking" for "What is my favourite book?").
+    Only for a query about the user (it names one of the user's people or pets, or has a
+    first-person word: :func:`shared.question_form.asks_about_the_user`). First, the memory
+    shares with it only generic words that say which thing is meant ("favourite", "new",
+    naming words) while the query names the thing too ("My favourite hobby is hiking" for
+    "What is my favourite book?").
 
     With ``subjects`` (:func:`asked_subjects` of ``query``): the memory is
     :func:`about_someone_else`, or it names none of them and shares with the query only naming
     words or what the query says of its subject ("I work at a bakery called Crumbs" and "User's
     name is Dana" for "What is my dog called?" and "What should I name my cat?"; "My birthday is
-    June 3" for "When is my sister's birthday?"). Without: for a query about the user ("What is my
-    name?", "When is my birthday?"), the query words it holds are said only of one of its people
-    or pets ("User has a dog named Biscuit", "My sister's birthday is May 2"; naming words count
-    as one: "My sister is called Anna" for "What is my name?"). Pure.
+    June 3" for "When is my sister's birthday?"). Without: the query words it holds are said
+    only of one of its people or pets ("User has a dog named Biscuit", "My sister's birthday is
+    May 2" for "What is my name?", "When is my birthday?"; naming words count as one: "My sister
+    is called Anna" for "What is my name?"). Pure; the words of a text and the terms of a word
+    are memoised (:data:`TEXT_MEMO`, :data:`WORD_MEMO`).
     """
-    asked = query_tokens(query)
-    about_user = bool(subjects) or asks_about_the_user(query)
-    if about_user and _only_generic(asked, _held(asked, content)):
-        return True
-    if subjects:
-        if about_someone_else(content, subjects):
-            return True
-        if _mentions(content, subjects):
-            return False
-        held = _held(asked, content)
-        # what the query says of its subject ("my sister's birthday"), said of another
-        said = {"name"}.union(t for w in words_after_subjects(query) for t in _terms(w))
-        return bool(held) and said.issuperset(held)
-    return about_user and _said_of_others(_held(asked, content), content)
+    return _Asked(query, subjects).someone_elses(content)
 
 
 def drop_other_subjects(query: str, hits: Sequence[T], content_of: Callable[[T], str]) -> list[T]:
@@ -236,5 +306,7 @@ def drop_other_subjects(query: str, hits: Sequence[T], content_of: Callable[[T],
     lower = query.lower()
     if "my" not in lower and "our" not in lower and "i" not in lower.split():
         return list(hits)
-    subjects = asked_subjects(query)
-    return [h for h in hits if not is_someone_elses(query, content_of(h), subjects)]
+    asked = _Asked(query, asked_subjects(query))
+    if not asked.about_user:
+        return list(hits)
+    return [h for h in hits if not asked.someone_elses(content_of(h))]
