@@ -303,10 +303,7 @@ def drop_other_subjects(query: str, hits: Sequence[T], content_of: Callable[[T],
     ``hits`` in any order (kept); ``content_of``: a hit's memory text. English words only: a
     query of another language keeps every hit.
     """
-    lower = query.lower()
-    if "my" not in lower and "our" not in lower and "i" not in lower.split():
+    if not hits or not asks_about_the_user(query):  # "my"/"our" of a subject count too
         return list(hits)
     asked = _Asked(query, asked_subjects(query))
-    if not asked.about_user:
-        return list(hits)
     return [h for h in hits if not asked.someone_elses(content_of(h))]
