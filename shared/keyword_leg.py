@@ -21,7 +21,7 @@ from shared.question_form import asks_about_the_user
 from shared.ranking import Candidate, apply_relevance_floor, bm25_to_relevance
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.recall_index.analysis import query_tokens
-from shared.recall_index.prepared import Prepared
+from shared.recall_index.prepared import Prepared, features_of
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
 
@@ -193,7 +193,9 @@ async def keyword_leg(
     # memories were indexed (else analysed here)
     kept = screen_keyword_hits(index, scope, query, echo_of, hits, memories, settings, ready)
     # "What is my dog called?" is not answered by "My sister is called Anna"
-    kept = drop_other_subjects(query, kept, lambda c: _content(memories, c))
+    kept = drop_other_subjects(
+        query, kept, lambda c: _content(memories, c), lambda c: features_of(ready, c.memory_id)
+    )
     if index is not None and kept and not _shares_enough(index, scope, query, kept, settings):
         kept = []
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)

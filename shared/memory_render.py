@@ -15,13 +15,14 @@ import hashlib
 from shared.echo import asked_terms, normalised_words, question_features
 from shared.memory_block import RecalledMemory, memory_line
 from shared.models import Memory
+from shared.personal_subjects import subjects_of
 from shared.recall_index.prepared import Prepared
 from shared.sensitive import SensitiveDetector
 from shared.time_cues import cue_terms
 
 __all__ = ["RENDER_VERSION", "MemoryPreparer", "preparer_for", "render_line"]
 
-RENDER_VERSION = 3
+RENDER_VERSION = 4
 """Bump when redaction, sanitising, the line format or the echo analysis changes: prepared
 features stored in owner snapshots by older code are then ignored."""
 
@@ -55,7 +56,7 @@ class MemoryPreparer:
         return self._fingerprint
 
     def __call__(self, memory: Memory, /) -> Prepared:
-        """The block line, echo and time-cue features of ``memory`` (CPU only, ~0.1 ms)."""
+        """The block line, echo, time-cue and subject features of ``memory`` (CPU only, ~0.1 ms)."""
         content = memory.content
         line = render_line(self.detector, content, memory.created_at, memory.category)
         asked = tuple(sorted(asked_terms(content)))
@@ -66,7 +67,10 @@ class MemoryPreparer:
             else (tuple(sorted(questions[0])), tuple(sorted(questions[1])))
         )
         words_len = len(normalised_words(content))
-        return Prepared(line, asked, q_terms, s_terms, words_len, cue_terms(content))
+        subjects, others = subjects_of(content)
+        return Prepared(
+            line, asked, q_terms, s_terms, words_len, cue_terms(content), subjects, others
+        )
 
 
 @functools.lru_cache(maxsize=8)

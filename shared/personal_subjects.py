@@ -28,10 +28,13 @@ from shared.recall_index.analysis import analyse, query_tokens
 
 __all__ = [
     "SUBJECT_WORDS",
+    "Features",
     "about_someone_else",
     "asked_subjects",
     "drop_other_subjects",
     "is_someone_elses",
+    "prepared_features",
+    "subjects_of",
     "words_after_subjects",
 ]
 
@@ -222,12 +225,53 @@ def _terms(content: str) -> tuple[str, ...]:
     return tuple(t for w, _, _ in _tokens(content) for t in _word_terms(_base(w)))
 
 
+def _code(subject: Subject) -> str:
+    return f"{subject[0]}:{subject[1]}"
+
+
+def _decoded(code: str) -> Subject:
+    kind, _, one = code.partition(":")
+    return kind, one
+
+
+def subjects_of(content: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the rules need of a memory text: its people and pets, and what it says only of them.
+
+    ``(codes, terms)``: the ``kind:one`` code of each listed person or pet ``content`` names
+    (``"pet:dog"``; ``"pet:"`` for "pet"), sorted; and the index terms it holds only right after
+    one of them (:func:`words_after_subjects`: "named" in "User has a dog named Biscuit", as
+    ``name``), sorted. Both empty for most texts. Prepared when a memory is indexed
+    (:class:`shared.recall_index.prepared.Prepared`); pure.
+    """
+    named = _named(content)
+    if not named:
+        return (), ()
+    after = [t for w in _after(content) for t in _word_terms(w)]
+    every = _terms(content)
+    others = {t for t in after if every.count(t) == after.count(t)}
+    return tuple(sorted(_code(n) for n in named)), tuple(sorted(others))
+
+
+Features = tuple[frozenset[Subject], frozenset[str]]
+"""A memory's listed people and pets and the terms it says only of them."""
+
+
+def prepared_features(codes: Sequence[str], others: Sequence[str]) -> Features:
+    """The features of a memory from its prepared :func:`subjects_of` (codes and terms)."""
+    return frozenset(_decoded(c) for c in codes), frozenset(others)
+
+
+def _features_of_text(content: str) -> Features:
+    return prepared_features(*subjects_of(content))
+
+
 class _Asked:
     """What the rules need of one query, computed once for all its hits."""
 
     def __init__(self, query: str, subjects: frozenset[Subject]) -> None:
         self.subjects = subjects
         self.terms = list(dict.fromkeys(t for q in query_tokens(query) for t in _word_terms(q)))
+        self.term_set = frozenset(self.terms)
         self.about_user = bool(subjects) or asks_about_the_user(query)
         # generic words beside a thing they qualify ("my favourite book")
         self.generic = not _GENERIC_TERMS.issuperset(self.terms) and not _GENERIC_TERMS.isdisjoint(
@@ -242,37 +286,37 @@ class _Asked:
         terms = _term_set(content)
         return [t for t in self.terms if t in terms]
 
-    def someone_elses(self, content: str) -> bool:
-        """:func:`is_someone_elses` for this query.
+    def someone_elses(self, content: str, features: Features | None = None) -> bool:
+        """:func:`is_someone_elses` for this query; ``features`` prepared, else from the text.
 
         A text is analysed only when a rule can apply to it: when it names a listed person or
-        pet, or when the query holds a generic word or what it says of its subject.
+        pet of the query's kind, or says something of one that the query asks, or when the
+        query holds a generic word or what it says of its subject.
         """
         if not self.about_user:
             return False
-        named = _named(content)
-        if self.subjects and named:
+        named, others = _features_of_text(content) if features is None else features
+        if self.subjects:
+            return self._of_another_subject(content, named)
+        if named and not self.term_set.isdisjoint(others):
+            held = self.held(content)  # said only of its people or pets ("dog named Biscuit")
+            if held and others.issuperset(held):
+                return True
+        return self.generic and self._only_generic(self.held(content))
+
+    def _of_another_subject(self, content: str, named: frozenset[Subject]) -> bool:
+        """The rules of a query naming subjects, for a text naming ``named``."""
+        if named:
             if not any(_same_one(n, s) for n in named for s in self.subjects):
                 return True  # about someone else
             return self.generic and self._only_generic(self.held(content))
-        if not named and not (self.generic or (self.subjects and self.says)):
+        if not (self.generic or self.says):  # it shares no word the rules could judge
             return False
-        held = self.held(content)
-        if self.subjects:  # a text naming none of them, sharing only what the query says of one
-            return self._only_generic(held) or (bool(held) and self.said.issuperset(held))
-        return self._only_generic(held) or (bool(named) and _said_of_others(held, content))
+        held = self.held(content)  # sharing only what the query says of its subject
+        return self._only_generic(held) or (bool(held) and self.said.issuperset(held))
 
     def _only_generic(self, held: Sequence[str]) -> bool:
         return self.generic and bool(held) and _GENERIC_TERMS.issuperset(held)
-
-
-def _said_of_others(held: Sequence[str], content: str) -> bool:
-    """Whether each of ``held`` is said in ``content`` only of one of its people or pets."""
-    after = [t for w in _after(content) for t in _word_terms(w)]
-    if not held or not after:
-        return False
-    every = _terms(content)
-    return all(every.count(t) == after.count(t) for t in held)
 
 
 def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> bool:
@@ -297,13 +341,21 @@ def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> 
     return _Asked(query, subjects).someone_elses(content)
 
 
-def drop_other_subjects(query: str, hits: Sequence[T], content_of: Callable[[T], str]) -> list[T]:
+def drop_other_subjects(
+    query: str,
+    hits: Sequence[T],
+    content_of: Callable[[T], str],
+    features_of: Callable[[T], Features | None] | None = None,
+) -> list[T]:
     """``hits`` without the memories :func:`is_someone_elses` for ``query``.
 
-    ``hits`` in any order (kept); ``content_of``: a hit's memory text. English words only: a
-    query of another language keeps every hit.
+    ``hits`` in any order (kept); ``content_of``: a hit's memory text; ``features_of``: its
+    prepared features (:func:`prepared_features`), None where there are none (then the text
+    is analysed, memoised). English words only: a query of another language keeps every hit.
     """
     if not hits or not asks_about_the_user(query):  # "my"/"our" of a subject count too
         return list(hits)
     asked = _Asked(query, asked_subjects(query))
-    return [h for h in hits if not asked.someone_elses(content_of(h))]
+    if features_of is None:
+        return [h for h in hits if not asked.someone_elses(content_of(h))]
+    return [h for h in hits if not asked.someone_elses(content_of(h), features_of(h))]

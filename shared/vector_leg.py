@@ -21,7 +21,7 @@ from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
 from shared.personal_subjects import drop_other_subjects
 from shared.ranking import Candidate
-from shared.recall_index.prepared import Prepared
+from shared.recall_index.prepared import Prepared, features_of
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
 
@@ -172,7 +172,9 @@ async def usable_vector_hits(
             ready.update(keywords.prepared(scope, new, prepared_fp))
     content = {c.memory_id: memories[c.memory_id].content for c in vector}
     vector = drop_echoes(echo, vector, content, lambda c: c.memory_id, ready)
-    vector = drop_other_subjects(echo, vector, lambda c: content[c.memory_id])
+    vector = drop_other_subjects(
+        echo, vector, lambda c: content[c.memory_id], lambda c: features_of(ready, c.memory_id)
+    )
     if settings.retrieval_strategy == "hybrid" and engine is not None:
         floor = vector_floor(settings, engine)
         vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)

@@ -16,13 +16,14 @@ nothing and renders on the fly, so a configuration change never injects stale te
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 import msgspec
 
 from shared.models import Memory
 
-__all__ = ["Prepared", "Preparer", "prepared_bytes"]
+__all__ = ["Prepared", "Preparer", "features_of", "prepared_bytes"]
 
 
 class Prepared(msgspec.Struct, frozen=True, array_like=True):
@@ -38,6 +39,8 @@ class Prepared(msgspec.Struct, frozen=True, array_like=True):
     (:func:`shared.echo.normalised_words`); ``cue_terms``: the index terms of a text that states
     a relative time (:func:`shared.time_cues.cue_terms`), else None. Both are prepared together:
     ``words_len`` −1 (a record without them) means the text is analysed instead.
+    ``subjects``/``others``: the user's people and pets the text names (``kind:one`` codes) and
+    the index terms it says only of them (:func:`shared.personal_subjects.subjects_of`).
     """
 
     line: str
@@ -46,6 +49,8 @@ class Prepared(msgspec.Struct, frozen=True, array_like=True):
     s_terms: tuple[str, ...] = ()
     words_len: int = -1
     cue_terms: tuple[str, ...] | None = None
+    subjects: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
 
 
 class Preparer(Protocol):
@@ -65,4 +70,25 @@ def prepared_bytes(p: Prepared) -> int:
     """Approximate bytes held by ``p`` (the cache budget's estimate)."""
     terms = len(p.asked) + len(p.s_terms) + (len(p.q_terms) if p.q_terms is not None else 0)
     terms += len(p.cue_terms) if p.cue_terms is not None else 0
+    terms += len(p.subjects) + len(p.others)
     return 100 + len(p.line) + 60 * terms
+
+
+_NO_FEATURES: tuple[frozenset[tuple[str, str]], frozenset[str]] = (frozenset(), frozenset())
+
+
+def features_of(
+    ready: Mapping[int, Prepared], memory_id: int
+) -> tuple[frozenset[tuple[str, str]], frozenset[str]] | None:
+    """The subject features of a memory prepared in ``ready`` (by rowid), None without any.
+
+    ``(people and pets as (kind, one), terms said only of them)``
+    (:func:`shared.personal_subjects.subjects_of`, decoded).
+    """
+    p = ready.get(memory_id)
+    if p is None:
+        return None
+    if not p.subjects:
+        return _NO_FEATURES
+    named = frozenset((kind, one) for kind, _, one in (c.partition(":") for c in p.subjects))
+    return named, frozenset(p.others)

@@ -113,3 +113,40 @@ def test_is_someone_elses(query, content, elses):
 )
 def test_words_after_subjects(content, words):
     assert words_after_subjects(content) == words
+
+
+TEXTS = [
+    "My sister is called Anna",
+    "User has a dog named Biscuit",
+    "My sister's birthday is May 2",
+    "My birthday is June 3",
+    "I work at a bakery called Crumbs",
+    "My favourite hobby is hiking",
+    "Biscuit loves his squeaky toy",
+    "My name is Dana and my dog is Rex",
+]
+QUERIES = [
+    "What is my dog called?",
+    "What is my name?",
+    "When is my sister's birthday?",
+    "When is my birthday?",
+    "What is my favourite book?",
+    "What's my dog's favourite toy?",
+    "Who is Lea?",
+]
+
+
+def test_prepared_features_answer_as_the_text_does() -> None:
+    from shared.memory_render import MemoryPreparer
+    from shared.recall_index.prepared import features_of
+    from tests.records import memory_record
+
+    preparer = MemoryPreparer(None)
+    ready = {i: preparer(memory_record(i, t)) for i, t in enumerate(TEXTS)}
+    ids = list(ready)
+    for query in QUERIES:
+        by_text = drop_other_subjects(query, ids, TEXTS.__getitem__)
+        prepared = drop_other_subjects(
+            query, ids, TEXTS.__getitem__, lambda i: features_of(ready, i)
+        )
+        assert prepared == by_text, query
