@@ -47,6 +47,8 @@ _SUFFIXES = (
 #: :data:`_MIN_BRITISH` letters: "four", "hour" and "your" stay apart from "for", "hor", "yor".
 _BRITISH_OUR_RE = re.compile(r"(?<=\w\w)our(?=(?:s|ed|ing|ite|ites|able|ful)?$)")
 _MIN_BRITISH = 6
+#: Words that name someone, one stem ("forget my dog's name" names "My dog is called Biscuit").
+_NAMING = frozenset(["name", "names", "named", "naming", "call", "calls", "called", "calling"])
 #: Shortest stem :func:`stem` leaves.
 _MIN_STEM = 3
 #: Most terms taken from a memory's text (content + key).
@@ -96,11 +98,14 @@ def stem(term: str) -> str:
     Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped repeatedly
     while at least :data:`_MIN_STEM` characters remain.
 
-    British "-our" spellings fold first (:data:`_BRITISH_OUR_RE`: ``favourite`` → ``favorit``).
+    British "-our" spellings fold first (:data:`_BRITISH_OUR_RE`: ``favourite`` → ``favorit``);
+    a naming word ("called", "named") is ``nam``, as "name" is.
     ``works``/``working``/``worked`` → ``work``; ``numbers``/``number`` → ``numb``. Both sides of
     a comparison use it, so over-stemming only merges words, never splits one. Pure.
     """
     word = _BRITISH_OUR_RE.sub("or", _fold(term)) if len(term) >= _MIN_BRITISH else _fold(term)
+    if word in _NAMING:
+        return "nam"
     changed = True
     while changed:
         changed = False

@@ -30,6 +30,7 @@ from shared.jobs.payloads import EMBED, EmbedPayload
 from shared.jobs.queue import JobQueue
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.memory_api import (
+    MAX_END_USER_CHARS,
     MAX_OFFSET,
     MAX_PAGE,
     BulkDelete,
@@ -139,12 +140,12 @@ async def create_memory(
     body: MemoryCreate,
     now: float,
     redact: Redact | None = None,
-    max_user_chars: int = 256,
 ) -> tuple[MemoryView, bool]:
     """Store a memory (upsert on owner+user+key); returns (memory, created).
 
-    ``user_id`` follows the chat routes' rule (:func:`shared.end_user.checked_end_user`, at
-    most ``max_user_chars``: ``end_user_max_chars``); ``relevance`` is 0..1.
+    ``user_id`` follows the chat routes' rule (:func:`shared.end_user.checked_end_user`: no
+    control character, surrounding whitespace stripped) up to
+    :data:`~shared.memory_api.MAX_END_USER_CHARS` characters; ``relevance`` is 0..1.
 
     Raises:
         InvalidRequest: empty content, an end user no request could name, a relevance outside
@@ -152,7 +153,7 @@ async def create_memory(
             :func:`~shared.access_policy.writable_owner`. StoreError: the database failed.
     """
     content = _clean_content(body.content)
-    user_id = checked_end_user(body.user_id, max_user_chars)
+    user_id = checked_end_user(body.user_id, MAX_END_USER_CHARS)
     if not 0.0 <= body.relevance <= 1.0:  # NaN too
         raise InvalidRequest("relevance must be a number from 0 to 1")
     owner = writable_owner(p, body.owner_id)

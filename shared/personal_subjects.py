@@ -207,9 +207,23 @@ _NAMING_TERMS = frozenset({"name", "call"})
 _GENERIC_TERMS = frozenset({"name", "favourit", "favorit", "new", "current", "usual", "main"})
 
 
+#: British "-our" spellings, read as American ones ("favourite" as "favorite", "colour" as
+#: "color") in words of at least six letters ("four", "hour", "your" stay).
+_MIN_BRITISH = 6
+_BRITISH_OUR_RE = re.compile(
+    r"(?<=\w\w)our(?=(?:s|ed|ing|ites?|its?|able?|abl|ful)?$)", re.IGNORECASE
+)
+
+
 @functools.lru_cache(maxsize=WORD_MEMO)
 def _word_terms(word: str) -> tuple[str, ...]:
-    """:func:`analyse` of one word, every naming word as one ("called" names as "name" does)."""
+    """:func:`analyse` of one word, every naming word as one ("called" names as "name" does).
+
+    British "-our" spellings are read as American ones, so "my favourite book" and "User's
+    favorite hobby" share their generic word.
+    """
+    if len(word) >= _MIN_BRITISH:
+        word = _BRITISH_OUR_RE.sub("or", word)
     return tuple("name" if t in _NAMING_TERMS else t for t in analyse(word))
 
 

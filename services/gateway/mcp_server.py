@@ -155,7 +155,6 @@ async def memory_add(
             body,
             time.time(),
             state.redactor(),
-            max_user_chars=state.settings.end_user_max_chars,
         )
     return {**_plain(memory), "created": created}
 

@@ -131,16 +131,17 @@ _OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 def is_answer(body: bytes) -> bool:
-    """Whether a 2xx ``body`` is a whole JSON object, as every answer of the formats is.
+    """Whether a 2xx ``body`` is a whole JSON object without an ``error``, as answers are.
 
-    A proxy's HTML page or a body cut short is relayed as it came but teaches nothing: the
-    exchange did not succeed.
+    A proxy's HTML page, a body cut short or an error object sent with a 2xx status
+    (``{"error": {...}}``, Anthropic's ``{"type": "error", ...}``) is relayed as it came but
+    teaches nothing: the exchange did not succeed.
     """
     try:
-        _OBJECT.decode(body)
+        fields = _OBJECT.decode(body)
     except msgspec.DecodeError:
         return False
-    return True
+    return "error" not in fields
 
 
 async def _if_answer(body: bytes, on_success: OnSuccess, text: Callable[[], str]) -> None:

@@ -549,8 +549,13 @@ def test_s1_failed_stream_learns_nothing(env, upstream):
         (b"<html>not json</html>", "text/html"),
         (b'{"choices": [', "application/json"),
         (b"", "application/json"),
+        (
+            b'{"error": {"message": "quota exceeded", "type": "insufficient_quota"}}',
+            "application/json",
+        ),
+        (b'{"type": "error", "error": {"type": "overloaded_error"}}', "application/json"),
     ],
-    ids=["html", "cut", "empty"],
+    ids=["html", "cut", "empty", "openai-error", "anthropic-error"],
 )
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream-request"])
 def test_a_broken_2xx_answer_is_relayed_and_learns_nothing(

@@ -130,3 +130,23 @@ def test_either_spelling_forgets_the_other() -> None:
     named, reason = clear_matches(target_stems("forget my favorite color"), stored, 10)
     assert reason == "ok" and [r.content for r in named] == ["User's favourite colour is green"]
     assert target_stems("the four of us") != target_stems("the for of us")
+
+
+def test_naming_words_are_one_stem() -> None:
+    from shared.forget_terms import clear_matches, target_stems
+
+    class Row:
+        def __init__(self, content: str, key: str = "") -> None:
+            self.content, self.key = content, key
+
+    stored = [
+        Row("User has a dog named Biscuit", "pet:dog:biscuit"),
+        Row("My dog is called Biscuit"),
+        Row("My name is Dana"),
+    ]
+    named, reason = clear_matches(target_stems("forget my dog's name"), stored, 10)
+    assert reason == "ok"
+    assert [r.content for r in named] == [
+        "User has a dog named Biscuit",
+        "My dog is called Biscuit",
+    ]

@@ -87,6 +87,8 @@ def test_no_subject_keeps_everything():
         ("What is my name?", "User's name is Dana", False),
         # only generic words shared while the query names the thing too
         ("What is my favourite book?", "My favourite hobby is hiking", True),
+        ("What is my favourite book?", "User's favorite hobby is hiking", True),  # spellings
+        ("What is my favourite book?", "My favorite book is Dune", False),
         ("what's my favorite editor?", "My favorite color is green", True),
         ("What is my favourite book?", "My favourite book is Dune", False),
         ("What is my favourite?", "My favourite hobby is hiking", False),

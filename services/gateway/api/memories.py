@@ -62,7 +62,6 @@ async def create_memory(request: Request) -> Response:
         body,
         time.time(),
         state.redactor(),
-        max_user_chars=state.settings.end_user_max_chars,
     )
     return json_response(memory, 201 if created else 200)
 
