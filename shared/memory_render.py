@@ -22,7 +22,7 @@ from shared.time_cues import cue_terms
 
 __all__ = ["RENDER_VERSION", "MemoryPreparer", "preparer_for", "render_line"]
 
-RENDER_VERSION = 4
+RENDER_VERSION = 5
 """Bump when redaction, sanitising, the line format or the echo analysis changes: prepared
 features stored in owner snapshots by older code are then ignored."""
 

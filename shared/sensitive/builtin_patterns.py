@@ -15,7 +15,7 @@ from collections.abc import Callable
 from shared.sensitive.finding import Finding
 from shared.sensitive.validators import card_ok, iban_valid, phone_ok
 
-__all__ = ["scan_builtin"]
+__all__ = ["NOT_A_VALUE", "scan_builtin"]
 
 # Secrets with distinctive prefixes: one combined pass, no validation needed. The kind is the
 # name of the alternative that matched (``lastgroup``).
@@ -76,6 +76,17 @@ _CREDENTIAL_RE = re.compile(
     r"(?:\s{1,3}(?i:is|was|=|:)|\s{0,3}[:=])\s{0,3}[\"'`]?(?P<v>[^\s\"'`]{2,128})"
 )
 _CREDENTIAL_HINT_RE = re.compile(r"(?i)pass|pin|pwd|secret|code")
+#: Words after "password is" that say something of it rather than being it ("My password is
+#: too weak", "The password is in the drawer"): never a credential's value.
+NOT_A_VALUE = frozenset(
+    [
+        *("too", "in", "on", "at", "the", "a", "an", "my", "not", "very", "so", "still"),
+        *("same", "also", "probably", "written", "saved", "stored", "somewhere", "here"),
+        *("there", "weak", "strong", "long", "short", "slow", "fast", "easy", "hard"),
+        *("simple", "secure", "wrong", "correct", "expired", "changed", "new", "old"),
+        "different",
+    ]
+)
 #: The first letters of every keyword of :data:`_CREDENTIAL_RE`: lower-case ASCII text holding
 #: none of them is not scanned with it (other text is pre-checked by the case-folding regex).
 _CREDENTIAL_HINTS = ("pass", "pin", "pwd", "secret", "security", "access", "locker", "door")
@@ -150,7 +161,7 @@ def _scan_labelled(text: str, found: list[Finding]) -> None:
     if hinted:
         for m in _CREDENTIAL_RE.finditer(text):
             value = m.group("v").rstrip(".,;!?)")
-            if value:
+            if value and value.lower() not in NOT_A_VALUE:
                 found.append(Finding("secret", m.start("v"), m.start("v") + len(value)))
 
 

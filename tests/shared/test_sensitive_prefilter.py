@@ -55,7 +55,7 @@ def unfiltered(text: str) -> list[Finding]:
         found.append(Finding("aws_key", m.start("v"), m.end("v")))
     for m in bp._CREDENTIAL_RE.finditer(text):
         value = m.group("v").rstrip(".,;!?)")
-        if value:
+        if value and value.lower() not in bp.NOT_A_VALUE:
             found.append(Finding("secret", m.start("v"), m.start("v") + len(value)))
     for m in bp._EMAIL_RE.finditer(text):
         found.append(Finding("email", m.start(), m.end()))

@@ -33,6 +33,18 @@ DETECTOR = SensitiveDetector()
         ("My phone number is 0176 1234567", "My phone number is [phone]"),
         ("reach me at 030 12345678 after six", "reach me at [phone] after six"),
         ("Call 030/12345678", "Call [phone]"),
+        # the second fresh-user test's phrasings
+        ("user: dana pass: Winter2024", "user: dana pass: [secret]"),
+        ("My credentials are dana:Winter2024", "My credentials are [secret]"),
+        (
+            "My password, in case I forget, is Maple2024",
+            "My password, in case I forget, is [secret]",
+        ),
+        ("The code for my front door is 7391", "The code for my front door is [secret]"),
+        ("Mein Passwort ist Sommer2023", "Mein Passwort ist [secret]"),
+        ("Mon mot de passe est Soleil2024", "Mon mot de passe est [secret]"),
+        ("Mi contraseña es Luna2024", "Mi contraseña es [secret]"),
+        ("I always use Winter2024 as my password", "I always use [secret] as my password"),
     ],
 )
 def test_typed_credentials_and_national_phones_are_redacted(text: str, redacted: str) -> None:
@@ -53,6 +65,12 @@ def test_typed_credentials_and_national_phones_are_redacted(text: str, redacted:
         "Order 0123 4567 shipped",  # no word of phoning
         "My dog is called Rex",
         "The passphrase",
+        "My password is too weak, I should change it",
+        "The password is in the drawer",
+        "My login is slow on Mondays",
+        "The code for the project is on GitHub",
+        "I use the same password everywhere",
+        "I passed the exam in 2020",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
