@@ -30,6 +30,7 @@ from typing import Protocol, TypeVar
 
 from shared.fts_query import query_terms
 from shared.personal_subjects import SUBJECT_WORDS, words_after_subjects
+from shared.spelling import american
 
 #: Lead of named memories over every other candidate, in coverage (0..1): a candidate that is
 #: not named may cover at most ``1 - MARGIN`` of the target.
@@ -42,11 +43,6 @@ _SUFFIXES = (
     "ences", "ances", "ments", "ions", "ence", "ance", "ment", "ing", "ion",
     "ed", "es", "en", "er", "os", "as", "s", "e", "n", "o", "a",
 )  # fmt: skip
-#: British "-our" spellings fold to American ones ("colour" → "color", "favourite" →
-#: "favorite"), so either spelling forgets the other. Only in words of at least
-#: :data:`_MIN_BRITISH` letters: "four", "hour" and "your" stay apart from "for", "hor", "yor".
-_BRITISH_OUR_RE = re.compile(r"(?<=\w\w)our(?=(?:s|ed|ing|ite|ites|able|ful)?$)")
-_MIN_BRITISH = 6
 #: Words that name someone, one stem ("forget my dog's name" names "My dog is called Biscuit").
 _NAMING = frozenset(["name", "names", "named", "naming", "call", "calls", "called", "calling"])
 #: Shortest stem :func:`stem` leaves.
@@ -98,12 +94,13 @@ def stem(term: str) -> str:
     Crude multilingual stem: folded (:func:`_fold`), then :data:`_SUFFIXES` stripped repeatedly
     while at least :data:`_MIN_STEM` characters remain.
 
-    British "-our" spellings fold first (:data:`_BRITISH_OUR_RE`: ``favourite`` → ``favorit``);
+    British "-our" spellings fold first (:func:`shared.spelling.american`: ``favourite`` →
+    ``favorit``);
     a naming word ("called", "named") is ``nam``, as "name" is.
     ``works``/``working``/``worked`` → ``work``; ``numbers``/``number`` → ``numb``. Both sides of
     a comparison use it, so over-stemming only merges words, never splits one. Pure.
     """
-    word = _BRITISH_OUR_RE.sub("or", _fold(term)) if len(term) >= _MIN_BRITISH else _fold(term)
+    word = american(_fold(term))
     if word in _NAMING:
         return "nam"
     changed = True

@@ -16,12 +16,12 @@ from shared.engine import Engine
 from shared.fts_query import query_terms, quote_term
 from shared.keyword_rescore import screen_keyword_hits
 from shared.models import Memory, Scope
-from shared.personal_subjects import drop_other_subjects
+from shared.personal_subjects import drop_other_subjects, features_of
 from shared.question_form import asks_about_the_user
 from shared.ranking import Candidate, apply_relevance_floor, bm25_to_relevance
 from shared.recall_index import KeywordIndex, bm25_params
 from shared.recall_index.analysis import query_tokens
-from shared.recall_index.prepared import Prepared, features_of
+from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from shared.question_form import asks_about_the_user
 from shared.recall_index.analysis import analyse, query_tokens
+from shared.recall_index.prepared import Prepared
+from shared.spelling import american
 
 __all__ = [
     "SUBJECT_WORDS",
@@ -32,6 +34,7 @@ __all__ = [
     "about_someone_else",
     "asked_subjects",
     "drop_other_subjects",
+    "features_of",
     "is_someone_elses",
     "prepared_features",
     "subjects_of",
@@ -194,9 +197,11 @@ def about_someone_else(content: str, subjects: frozenset[Subject]) -> bool:
     "My sister is called Anna" for ``{("pet", "dog")}`` → True; "My pet is called Rex", "Rex is
     my sister's dog" and "I have a golden retriever" → False. False when ``subjects`` is empty.
     """
-    if not subjects:
-        return False
-    named = _named(content)
+    return bool(subjects) and _about_another(_named(content), subjects)
+
+
+def _about_another(named: frozenset[Subject], subjects: frozenset[Subject]) -> bool:
+    """Whether ``named`` holds someone and nobody who can be one of ``subjects``."""
     return bool(named) and not any(_same_one(n, s) for n in named for s in subjects)
 
 
@@ -207,24 +212,14 @@ _NAMING_TERMS = frozenset({"name", "call"})
 _GENERIC_TERMS = frozenset({"name", "favourit", "favorit", "new", "current", "usual", "main"})
 
 
-#: British "-our" spellings, read as American ones ("favourite" as "favorite", "colour" as
-#: "color") in words of at least six letters ("four", "hour", "your" stay).
-_MIN_BRITISH = 6
-_BRITISH_OUR_RE = re.compile(
-    r"(?<=\w\w)our(?=(?:s|ed|ing|ites?|its?|able?|abl|ful)?$)", re.IGNORECASE
-)
-
-
 @functools.lru_cache(maxsize=WORD_MEMO)
 def _word_terms(word: str) -> tuple[str, ...]:
     """:func:`analyse` of one word, every naming word as one ("called" names as "name" does).
 
-    British "-our" spellings are read as American ones, so "my favourite book" and "User's
-    favorite hobby" share their generic word.
+    British "-our" spellings are read as American ones (:func:`shared.spelling.american`), so
+    "my favourite book" and "User's favorite hobby" share their generic word.
     """
-    if len(word) >= _MIN_BRITISH:
-        word = _BRITISH_OUR_RE.sub("or", word)
-    return tuple("name" if t in _NAMING_TERMS else t for t in analyse(word))
+    return tuple("name" if t in _NAMING_TERMS else t for t in analyse(american(word)))
 
 
 @functools.lru_cache(maxsize=TEXT_MEMO)
@@ -270,9 +265,23 @@ Features = tuple[frozenset[Subject], frozenset[str]]
 """A memory's listed people and pets and the terms it says only of them."""
 
 
+_NO_FEATURES: Features = (frozenset(), frozenset())
+
+
 def prepared_features(codes: Sequence[str], others: Sequence[str]) -> Features:
     """The features of a memory from its prepared :func:`subjects_of` (codes and terms)."""
+    if not codes:
+        return _NO_FEATURES
     return frozenset(_decoded(c) for c in codes), frozenset(others)
+
+
+def features_of(ready: Mapping[int, Prepared], memory_id: int) -> Features | None:
+    """The features prepared for memory ``memory_id`` in ``ready`` (by rowid), None without any.
+
+    :attr:`shared.recall_index.prepared.Prepared.subjects` and ``others``, decoded.
+    """
+    p = ready.get(memory_id)
+    return None if p is None else prepared_features(p.subjects, p.others)
 
 
 def _features_of_text(content: str) -> Features:
@@ -321,8 +330,8 @@ class _Asked:
     def _of_another_subject(self, content: str, named: frozenset[Subject]) -> bool:
         """The rules of a query naming subjects, for a text naming ``named``."""
         if named:
-            if not any(_same_one(n, s) for n in named for s in self.subjects):
-                return True  # about someone else
+            if _about_another(named, self.subjects):
+                return True
             return self.generic and self._only_generic(self.held(content))
         if not (self.generic or self.says):  # it shares no word the rules could judge
             return False
@@ -331,6 +340,10 @@ class _Asked:
 
     def _only_generic(self, held: Sequence[str]) -> bool:
         return self.generic and bool(held) and _GENERIC_TERMS.issuperset(held)
+
+
+#: :class:`_Asked`, memoised per query: the keyword and the vector leg judge the same query.
+_asked = functools.lru_cache(maxsize=256)(_Asked)
 
 
 def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> bool:
@@ -352,7 +365,7 @@ def is_someone_elses(query: str, content: str, subjects: frozenset[Subject]) -> 
     is called Anna" for "What is my name?"). Pure; the words of a text and the terms of a word
     are memoised (:data:`TEXT_MEMO`, :data:`WORD_MEMO`).
     """
-    return _Asked(query, subjects).someone_elses(content)
+    return _asked(query, subjects).someone_elses(content)
 
 
 def drop_other_subjects(
@@ -369,7 +382,7 @@ def drop_other_subjects(
     """
     if not hits or not asks_about_the_user(query):  # "my"/"our" of a subject count too
         return list(hits)
-    asked = _Asked(query, asked_subjects(query))
+    asked = _asked(query, asked_subjects(query))
     if features_of is None:
         return [h for h in hits if not asked.someone_elses(content_of(h))]
     return [h for h in hits if not asked.someone_elses(content_of(h), features_of(h))]

@@ -19,9 +19,9 @@ from shared.echo import drop_echoes
 from shared.engine import Engine
 from shared.errors import EmbeddingError, VectorIndexError
 from shared.models import Memory, Scope
-from shared.personal_subjects import drop_other_subjects
+from shared.personal_subjects import drop_other_subjects, features_of
 from shared.ranking import Candidate
-from shared.recall_index.prepared import Prepared, features_of
+from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
 from shared.store.memories import MemoryStore
 

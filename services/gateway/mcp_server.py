@@ -149,12 +149,7 @@ async def memory_add(
     )
     with _tool_errors():
         memory, created = await memory_crud.create_memory(
-            state.store,
-            state.queue,
-            principal,
-            body,
-            time.time(),
-            state.redactor(),
+            state.store, state.queue, principal, body, time.time(), state.redactor()
         )
     return {**_plain(memory), "created": created}
 

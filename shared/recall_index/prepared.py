@@ -16,14 +16,13 @@ nothing and renders on the fly, so a configuration change never injects stale te
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Protocol
 
 import msgspec
 
 from shared.models import Memory
 
-__all__ = ["Prepared", "Preparer", "features_of", "prepared_bytes"]
+__all__ = ["Prepared", "Preparer", "prepared_bytes"]
 
 
 class Prepared(msgspec.Struct, frozen=True, array_like=True):
@@ -72,23 +71,3 @@ def prepared_bytes(p: Prepared) -> int:
     terms += len(p.cue_terms) if p.cue_terms is not None else 0
     terms += len(p.subjects) + len(p.others)
     return 100 + len(p.line) + 60 * terms
-
-
-_NO_FEATURES: tuple[frozenset[tuple[str, str]], frozenset[str]] = (frozenset(), frozenset())
-
-
-def features_of(
-    ready: Mapping[int, Prepared], memory_id: int
-) -> tuple[frozenset[tuple[str, str]], frozenset[str]] | None:
-    """The subject features of a memory prepared in ``ready`` (by rowid), None without any.
-
-    ``(people and pets as (kind, one), terms said only of them)``
-    (:func:`shared.personal_subjects.subjects_of`, decoded).
-    """
-    p = ready.get(memory_id)
-    if p is None:
-        return None
-    if not p.subjects:
-        return _NO_FEATURES
-    named = frozenset((kind, one) for kind, _, one in (c.partition(":") for c in p.subjects))
-    return named, frozenset(p.others)

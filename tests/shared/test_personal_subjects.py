@@ -140,7 +140,7 @@ QUERIES = [
 
 def test_prepared_features_answer_as_the_text_does() -> None:
     from shared.memory_render import MemoryPreparer
-    from shared.recall_index.prepared import features_of
+    from shared.personal_subjects import features_of
     from tests.records import memory_record
 
     preparer = MemoryPreparer(None)

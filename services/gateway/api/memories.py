@@ -56,12 +56,7 @@ async def create_memory(request: Request) -> Response:
     body = await decode_body(request, MemoryCreate)
     state = state_of(request)
     memory, created = await memory_crud.create_memory(
-        state.store,
-        state.queue,
-        principal,
-        body,
-        time.time(),
-        state.redactor(),
+        state.store, state.queue, principal, body, time.time(), state.redactor()
     )
     return json_response(memory, 201 if created else 200)
 

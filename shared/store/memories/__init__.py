@@ -35,7 +35,7 @@ from shared.store.memories.rows import (
     row_to_memory,
     visibility_sql,
 )
-from shared.store.memories.superseded import delete_outdated
+from shared.store.memories.superseded import delete_superseded
 
 __all__ = [
     "COLUMNS",
@@ -392,7 +392,7 @@ class MemoryStore:
         drop_turn: Callable[[str], bool] | None = None,
         replaced: Mapping[str, str] | None = None,
     ) -> Sequence[int]:
-        """Delete superseded facts and turns: :func:`.superseded.delete_outdated`."""
-        return await delete_outdated(
+        """Delete superseded facts and turns: :func:`.superseded.delete_superseded`."""
+        return await delete_superseded(
             self.conn, owner_id, user_id, keys, prefixes, keep, drop_turn, replaced
         )

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import aiosqlite
 
+from shared.ranking import content_key
 from shared.store.connection import store_errors, transaction
 
 
@@ -30,6 +31,7 @@ async def delete_superseded(
     prefixes: Sequence[str] = (),
     keep: Sequence[str] = (),
     drop_turn: Callable[[str], bool] | None = None,
+    replaced: Mapping[str, str] | None = None,
 ) -> list[int]:
     """Delete (``owner_id``, ``user_id``)'s memories of ``keys`` or ``prefixes``; their rowids.
 
@@ -39,7 +41,11 @@ async def delete_superseded(
     ambiguous and deletes nothing. A key in ``keep`` is never deleted. With ``drop_turn``, the
     captured turn a deleted fact came from (its ``metadata.turn_key``) goes too when no fact
     that stays came from it and ``drop_turn(its text)`` is true ("My dog is called Rex" after
-    "Actually my dog is called Max": the turn says only what was corrected).
+    "Actually my dog is called Max": the turn says only what was corrected). With ``replaced``
+    too (upsert key → the text of a fact about to be written under it), the turn of a stored
+    fact whose value that text replaces goes by the same rule ("I live in Berlin" when "User
+    lives in Munich (moved there)" rewrites ``identity:location``), while the fact itself stays
+    for its upsert.
 
     Nothing is written when no such memory is stored (the common case), so no commit marks the
     recall cache stale.
@@ -61,10 +67,13 @@ async def delete_superseded(
             )
             if len(found) == 1:
                 wanted.add(str(found[0][0]))
+        if drop_turn is not None:
+            if wanted:
+                wanted |= await _stale_turns(conn, owner_id, user_id, wanted, keep, drop_turn)
+            if replaced:
+                wanted |= await _replaced_turns(conn, owner_id, user_id, replaced, keep, drop_turn)
         if not wanted:
             return []
-        if drop_turn is not None:
-            wanted |= await _stale_turns(conn, owner_id, user_id, wanted, keep, drop_turn)
         marks = ",".join("?" * len(wanted))
         where = f"FROM memories WHERE {owner} AND key IN ({marks})"
         args = [owner_id, user_id, *sorted(wanted)]
@@ -102,74 +111,27 @@ async def _stale_turns(
     return {str(key) for key, content in rows if key not in keep and drop_turn(str(content))}
 
 
-def _same_text(a: str, b: str) -> bool:
-    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
-
-
-async def delete_replaced_turns(
+async def _replaced_turns(
     conn: aiosqlite.Connection,
     owner_id: str,
     user_id: str,
     written: Mapping[str, str],
     keep: Sequence[str],
     drop_turn: Callable[[str], bool],
-) -> list[int]:
-    """Delete the captured turns of the facts whose value ``written`` replaces; their rowids.
+) -> set[str]:
+    """Keys of the captured turns of the stored facts whose value ``written`` replaces.
 
-    ``written``: upsert key → the text of a fact about to be written under it. A stored fact
-    (not a turn) of such a key whose text differs, whitespace and case aside, has its value
-    replaced ("User lives in Berlin" by "User lives in Munich (moved there)"): the captured turn
-    it came from ("I live in Berlin") is deleted when no other fact cites it and
-    ``drop_turn(its text)``, else the model would read the old value beside the new one. A turn
-    key in ``keep`` is never deleted. Nothing is written when no value changes.
-
-    Raises:
-        StoreError: the database failed.
+    A stored fact (not a turn) of a key of ``written`` whose text differs from the new one
+    (:func:`shared.ranking.content_key`: whitespace and case aside) has its value replaced; its
+    turn is taken as :func:`_stale_turns` takes one. One read when no value changes.
     """
-    if not written:
-        return []
     keys = sorted(written)
-    marks = ",".join("?" * len(keys))
-    with store_errors("deleting the turns of replaced facts"):
-        rows = await conn.execute_fetchall(
-            "SELECT key, content FROM memories WHERE owner_id = ? AND user_id = ? "
-            f"AND category <> 'turn' AND key IN ({marks})",
-            [owner_id, user_id, *keys],
-        )
-        changed = {str(k) for k, content in rows if not _same_text(str(content), written[str(k)])}
-        if not changed:
-            return []
-        turns = sorted(await _stale_turns(conn, owner_id, user_id, changed, keep, drop_turn))
-        if not turns:
-            return []
-        marks = ",".join("?" * len(turns))
-        where = f"FROM memories WHERE owner_id = ? AND user_id = ? AND key IN ({marks})"
-        async with transaction(conn):
-            gone = await conn.execute_fetchall(
-                f"DELETE {where} RETURNING id", [owner_id, user_id, *turns]
-            )
-    return [int(r[0]) for r in gone]
-
-
-async def delete_outdated(
-    conn: aiosqlite.Connection,
-    owner_id: str,
-    user_id: str,
-    keys: Sequence[str],
-    prefixes: Sequence[str] = (),
-    keep: Sequence[str] = (),
-    drop_turn: Callable[[str], bool] | None = None,
-    replaced: Mapping[str, str] | None = None,
-) -> list[int]:
-    """:func:`delete_superseded`, then :func:`delete_replaced_turns`; every deleted rowid.
-
-    The second only with ``replaced`` (upsert key → the text of a fact about to be written) and
-    ``drop_turn``.
-
-    Raises:
-        StoreError: the database failed.
-    """
-    gone = await delete_superseded(conn, owner_id, user_id, keys, prefixes, keep, drop_turn)
-    if replaced and drop_turn is not None:
-        gone += await delete_replaced_turns(conn, owner_id, user_id, replaced, keep, drop_turn)
-    return gone
+    rows = await conn.execute_fetchall(
+        "SELECT key, content FROM memories WHERE owner_id = ? AND user_id = ? "
+        f"AND category <> 'turn' AND key IN ({','.join('?' * len(keys))})",
+        [owner_id, user_id, *keys],
+    )
+    changed = {str(k) for k, text in rows if content_key(str(text)) != content_key(written[str(k)])}
+    if not changed:
+        return set()
+    return await _stale_turns(conn, owner_id, user_id, changed, keep, drop_turn)
