@@ -14,6 +14,7 @@ import msgspec
 
 from shared.access_policy import Principal, check_row_owner, readable_owners
 from shared.errors import InvalidRequest
+from shared.formats.raw import invalid_json
 from shared.jobs.payloads import REINDEX, ReindexPayload
 from shared.jobs.queue import JobQueue
 from shared.json_numbers import integral_floats_to_int
@@ -83,7 +84,8 @@ def decode_line(line: bytes, line_no: int) -> ImportRow:
             value = integral_floats_to_int(value, ImportRow)
         return msgspec.convert(value, ImportRow)
     except msgspec.DecodeError as exc:
-        raise InvalidRequest(f"line {line_no}: {exc}", code="invalid_import_line") from exc
+        reason = invalid_json(exc, line).message  # names a lone surrogate escape as such
+        raise InvalidRequest(f"line {line_no}: {reason}", code="invalid_import_line") from exc
     except RecursionError as exc:
         message = f"line {line_no}: nested too deeply"
         raise InvalidRequest(message, code="invalid_import_line") from exc

@@ -14,6 +14,7 @@ from typing import Annotated
 import msgspec
 
 from shared.models import (
+    MAX_SESSION_CHARS,
     Content,
     Memory,
     MemoryCategory,
@@ -102,6 +103,11 @@ MAX_END_USER_CHARS = 4096
 EndUserId = Annotated[
     str, msgspec.Meta(max_length=MAX_END_USER_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
 ]
+#: A session id as a request can name one: no control character, at most
+#: :data:`~shared.models.MAX_SESSION_CHARS` characters (the chat routes' header cut).
+SessionId = Annotated[
+    str, msgspec.Meta(max_length=MAX_SESSION_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
+]
 #: A memory's relevance: 0..1 (1 = fresh; decay lowers it).
 Relevance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 
@@ -116,6 +122,7 @@ class MemoryCreate(MemoryInput, frozen=True, kw_only=True, forbid_unknown_fields
     content: Content
     owner_id: str | None = None
     user_id: EndUserId = ""
+    session_id: SessionId | None = None
     relevance: Relevance = 1.0
 
 

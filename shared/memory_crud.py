@@ -21,7 +21,7 @@ from shared.access_policy import (
     writable_owners,
 )
 from shared.context_scrub import scrub_contexts
-from shared.control_chars import strip_control_chars
+from shared.control_chars import has_control_char, strip_control_chars
 from shared.end_user import checked_end_user
 from shared.errors import InvalidRequest, NotFound
 from shared.forget_guard import release_learned
@@ -41,7 +41,13 @@ from shared.memory_api import (
     MemoryView,
     view_of,
 )
-from shared.models import GLOBAL_OWNER, MAX_MEMORY_CHARS, MemoryChanges, NewMemory
+from shared.models import (
+    GLOBAL_OWNER,
+    MAX_MEMORY_CHARS,
+    MAX_SESSION_CHARS,
+    MemoryChanges,
+    NewMemory,
+)
 from shared.query_bound import DEFAULT_QUERY_MAX_BYTES, DEFAULT_QUERY_MAX_TERMS, bound_query
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
@@ -133,6 +139,24 @@ def _clean_content(content: str) -> str:
     return cleaned
 
 
+def _checked_session(session_id: str | None) -> str | None:
+    """``session_id`` as the chat routes would name it: stripped, blank → None.
+
+    Raises:
+        InvalidRequest: a control character in it, or longer than ``MAX_SESSION_CHARS``.
+    """
+    if session_id is None or not session_id.strip():
+        return None
+    text = session_id.strip()
+    if len(text) > MAX_SESSION_CHARS:
+        raise InvalidRequest(
+            f"session_id is {len(text)} characters long; the limit is {MAX_SESSION_CHARS}"
+        )
+    if has_control_char(text):
+        raise InvalidRequest("session_id holds a control character")
+    return text
+
+
 async def create_memory(
     store: Store,
     queue: JobQueue,
@@ -145,15 +169,17 @@ async def create_memory(
 
     ``user_id`` follows the chat routes' rule (:func:`shared.end_user.checked_end_user`: no
     control character, surrounding whitespace stripped) up to
-    :data:`~shared.memory_api.MAX_END_USER_CHARS` characters; ``relevance`` is 0..1.
+    :data:`~shared.memory_api.MAX_END_USER_CHARS` characters; ``session_id`` likewise, up to
+    :data:`~shared.models.MAX_SESSION_CHARS` (blank: none); ``relevance`` is 0..1.
 
     Raises:
-        InvalidRequest: empty content, an end user no request could name, a relevance outside
-            0..1, or admin without ``owner_id``. PermissionDenied / NotFound: see
+        InvalidRequest: empty content, an end user or session no request could name, a
+            relevance outside 0..1, or admin without ``owner_id``. PermissionDenied / NotFound: see
             :func:`~shared.access_policy.writable_owner`. StoreError: the database failed.
     """
     content = _clean_content(body.content)
     user_id = checked_end_user(body.user_id, MAX_END_USER_CHARS)
+    session_id = _checked_session(body.session_id)
     if not 0.0 <= body.relevance <= 1.0:  # NaN too
         raise InvalidRequest("relevance must be a number from 0 to 1")
     owner = writable_owner(p, body.owner_id)
@@ -162,7 +188,7 @@ async def create_memory(
             owner_id=owner,
             content=redact(content) if redact is not None else content,
             user_id=user_id,
-            session_id=body.session_id,
+            session_id=session_id,
             type=body.type,
             category=body.category,
             key=body.key or None,

@@ -62,6 +62,10 @@ class Memory(MemoryFields, frozen=True, kw_only=True):
     public_id: str
 
 
+#: Longest session id (characters): the chat routes cut ``x-mnemogate-session-id`` to this, and
+#: the REST API and MCP refuse a longer one, so a memory is never stored under a session id no
+#: request can name.
+MAX_SESSION_CHARS = 256
 #: Memory content written through the API: at least one character that is neither whitespace
 #: nor a control character (control characters become spaces and the content is stripped).
 NON_BLANK = r"[^\s\x00-\x1f\x7f-\x9f]"

@@ -148,7 +148,8 @@ async def usable_vector_hits(
     (:func:`shared.personal_subjects.drop_other_subjects`).
 
     In hybrid recall a hit the ``keyword`` leg did not find needs the extra margin
-    (:func:`keyword_supported`). Records of hits the keyword leg did not return are added to
+    (:func:`keyword_supported`), tested first: a hit it drops is never looked up.
+    Records of hits the keyword leg did not return are added to
     ``memories`` (rowid → record); the prepared features of those hits, looked up under
     ``prepared_fp`` (None: the cache's current preparer, like the keyword leg's), are added to
     ``prepared`` (rowid → features; the keyword leg's, already looked up, are reused) and used
@@ -158,6 +159,11 @@ async def usable_vector_hits(
         StoreError: reading the records of the vector hits failed.
     """
     vector = leg.candidates
+    if settings.retrieval_strategy == "hybrid" and engine is not None and vector:
+        # first: a per-hit test on scores alone, so the hits it drops are never looked up
+        # (every filter here is per hit, so the order does not change the answer)
+        floor = vector_floor(settings, engine)
+        vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)
     if not vector:
         return []
     missing = [c.memory_id for c in vector if c.memory_id not in memories]
@@ -175,7 +181,4 @@ async def usable_vector_hits(
     vector = drop_other_subjects(
         echo, vector, lambda c: content[c.memory_id], lambda c: features_of(ready, c.memory_id)
     )
-    if settings.retrieval_strategy == "hybrid" and engine is not None:
-        floor = vector_floor(settings, engine)
-        vector = keyword_supported(vector, keyword, floor, settings.recall_vector_only_margin)
     return vector

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shared.end_user import utf8_header
-from shared.models import ApiKey, Scope
+from shared.models import MAX_SESSION_CHARS, ApiKey, Scope
 
 SESSION_HEADERS = ("x-mnemogate-session-id", "x-omniroute-session-id")
-MAX_ID_CHARS = 256
 
 
 def header_value(headers: Mapping[str, str], names: tuple[str, ...]) -> str | None:
@@ -42,5 +41,5 @@ def request_scope(headers: Mapping[str, str], key: ApiKey, end_user: str) -> Sco
     return Scope(
         owner_id=key.id,
         user_id=end_user,
-        session_id=session[:MAX_ID_CHARS] if session else None,
+        session_id=session[:MAX_SESSION_CHARS] if session else None,
     )

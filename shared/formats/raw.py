@@ -33,7 +33,12 @@ _LONE_SURROGATE = re.compile(
 )
 
 
-def _invalid_json(exc: Exception, raw: bytes) -> InvalidRequest:
+def invalid_json(exc: Exception, raw: bytes) -> InvalidRequest:
+    """The 400 (``code="invalid_json"``) for ``raw`` that msgspec could not decode (``exc``).
+
+    A lone surrogate escape is named as such (msgspec's own message for it, "Input data was
+    truncated", misleads); nesting too deep (``RecursionError``) likewise. Pure.
+    """
     if isinstance(exc, RecursionError):
         return InvalidRequest("request body is nested too deeply", code="invalid_json")
     lone = _LONE_SURROGATE.search(raw)
@@ -68,7 +73,7 @@ def reject_duplicate_key(raw: bytes, key: str) -> None:
     try:
         json.loads(raw, object_pairs_hook=keep)
     except (ValueError, RecursionError) as exc:
-        raise _invalid_json(exc, raw) from exc
+        raise invalid_json(exc, raw) from exc
     if sum(1 for name, _ in last[0] if name == key) > 1:
         raise InvalidRequest(
             f"duplicate key '{key}' in the request body: send it once", code="duplicate_key"
@@ -87,7 +92,7 @@ def decode_fields(raw: bytes) -> Fields:
     except msgspec.ValidationError as exc:
         raise InvalidRequest("request body must be a JSON object") from exc
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise _invalid_json(exc, raw) from exc
+        raise invalid_json(exc, raw) from exc
     reject_duplicate_key(raw, "model")
     return fields
 
@@ -104,7 +109,7 @@ def decode_typed(raw: bytes, type_: type[T]) -> T:
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"invalid request body: {exc}") from exc
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise _invalid_json(exc, raw) from exc
+        raise invalid_json(exc, raw) from exc
 
 
 def raw_items(value: msgspec.Raw) -> list[msgspec.Raw]:

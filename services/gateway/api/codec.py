@@ -15,6 +15,7 @@ from starlette.responses import Response
 from services.gateway.body import read_body
 from services.gateway.state import state_of
 from shared.errors import InvalidRequest
+from shared.formats.raw import invalid_json
 from shared.json_numbers import integral_floats_to_int
 
 T = TypeVar("T")
@@ -49,10 +50,8 @@ async def decode_body(request: Request, type_: type[T], *, required: bool = True
         return msgspec.convert(value, type_)
     except msgspec.ValidationError as exc:
         raise InvalidRequest(f"invalid request body: {exc}") from exc
-    except msgspec.DecodeError as exc:
-        raise InvalidRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from exc
-    except RecursionError as exc:
-        raise InvalidRequest("request body is nested too deeply", code="invalid_json") from exc
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise invalid_json(exc, raw) from exc
 
 
 def decode_query(request: Request, type_: type[T]) -> T:

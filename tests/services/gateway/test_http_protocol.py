@@ -24,9 +24,11 @@ def _exchange(port: int, raw: bytes) -> bytes:
         return read_until(sock, b"\x00never\x00")  # to the close
 
 
-def _request(header: bytes) -> bytes:
+def _request(header: bytes, path: bytes = b"/v1/chat/completions") -> bytes:
     return (
-        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"POST "
+        + path
+        + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + header
         + b"\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
     )
@@ -53,5 +55,40 @@ def test_a_refused_request_answers_400_in_the_json_shape(gateway_factory, raw: b
     error = json.loads(body)["error"]
     assert error["type"] == "invalid_request_error" and error["code"] == CODE
     assert error["message"]
+    _assert_request_id(head)
     # the server answers the next request as before
     assert httpx.get(gw.base_url + "/healthz", timeout=30).status_code == 200
+
+
+def _assert_request_id(head: bytes) -> None:
+    fields = dict(line.split(b": ", 1) for line in head.lower().split(b"\r\n")[1:] if b": " in line)
+    rid = fields[b"x-mnemogate-request-id"]
+    assert len(rid) == 16 and int(rid, 16) >= 0 and fields[b"x-request-id"] == rid
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        _request(b"X-Api-Key: mg-\x01x", b"/v1/messages"),
+        _request(b"Anthropic-Version: 2023-06-01\x00", b"/v1/messages?beta=true"),
+        _request(b"X: \x1b[31m", b"/v1/messages/count_tokens"),
+    ],
+)
+def test_a_refused_messages_request_answers_in_anthropics_shape(gateway_factory, raw) -> None:
+    gw: GatewayHarness = gateway_factory()
+    head, _, body = _exchange(gw.port, raw).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), head[:300]
+    doc = json.loads(body)
+    assert doc["type"] == "error" and doc["error"]["type"] == "invalid_request_error"
+    assert doc["error"]["message"]
+    _assert_request_id(head)
+    assert httpx.get(gw.base_url + "/healthz", timeout=30).status_code == 200
+
+
+def test_each_refusal_has_its_own_request_id(gateway_factory) -> None:
+    gw: GatewayHarness = gateway_factory()
+    ids = set()
+    for _ in range(3):
+        head = _exchange(gw.port, _request(b"X: \x01")).partition(b"\r\n\r\n")[0]
+        ids.add(head.lower().split(b"x-mnemogate-request-id: ")[1].split(b"\r\n")[0])
+    assert len(ids) == 3

@@ -71,6 +71,13 @@ def test_add_search_list_delete(gw: GatewayHarness) -> None:
             assert err and "longer than 8000 characters" in str(refused), refused
             err, refused = await _call(client, "memory_add", {"content": "x", "user_id": "a\nb"})
             assert err and "control character" in str(refused), refused
+            session = {"content": "x", "session_id": "s\u0000x"}
+            err, refused = await _call(client, "memory_add", session)
+            assert err and "session_id holds a control character" in str(refused), refused
+            err, refused = await _call(
+                client, "memory_add", {"content": "x", "session_id": "s" * 257}
+            )
+            assert err and "the limit is 256" in str(refused), refused
             err, found = await _call(client, "memory_search", {"query": "which editor do I use"})
             assert not err, found
             assert [m["id"] for m in found["items"]] == [added["id"]]

@@ -300,6 +300,9 @@ def test_control_characters_become_spaces_on_create_and_update(api: Api) -> None
         ("user_id", "a\nb", "$.user_id"),
         ("user_id", "al\u0000ice", "$.user_id"),
         ("user_id", "u" * 4097, "$.user_id"),
+        ("session_id", "s\tx", "$.session_id"),
+        ("session_id", "s\u0085x", "$.session_id"),
+        ("session_id", "s" * 257, "$.session_id"),
         ("relevance", -5, "$.relevance"),
         ("relevance", 1e308, "$.relevance"),
     ],
@@ -313,3 +316,28 @@ def test_a_memory_no_request_could_recall_is_refused(
     assert api.a.http.get("/api/memory").json()["total"] == 0
     ok = api.a.http.post("/api/memory", json={"content": "I like tea", "user_id": "  bob "})
     assert ok.status_code == 201 and ok.json()["user_id"] == "bob"  # as the chat routes read it
+
+
+def test_a_session_id_is_stored_as_the_chat_routes_read_it(api: Api) -> None:
+    r = api.a.http.post("/api/memory", json={"content": "I like tea", "session_id": "  s-1 "})
+    assert r.status_code == 201 and r.json()["session_id"] == "s-1"
+    r = api.a.http.post("/api/memory", json={"content": "I like coffee", "session_id": "   "})
+    assert r.status_code == 201 and r.json()["session_id"] is None
+    r = api.a.http.post("/api/memory", json={"content": "I like cocoa", "session_id": "s" * 256})
+    assert r.status_code == 201 and r.json()["session_id"] == "s" * 256
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"content": "I like tea \\ud800 x"}',
+        b'{"content": "I like tea \\udbff"}',
+        b'{"content": "I like tea \\ud83d\\u0041"}',
+    ],
+)
+def test_a_lone_surrogate_is_named_in_the_error(api: Api, raw: bytes) -> None:
+    r = api.a.http.post("/api/memory", content=raw, headers={"content-type": "application/json"})
+    error = r.json()["error"]
+    assert r.status_code == 400 and error["code"] == "invalid_json", r.text
+    assert "lone surrogate" in error["message"] and "truncated" not in error["message"]
+    assert api.a.http.get("/api/memory").json()["total"] == 0
