@@ -33,6 +33,7 @@ from shared.jobs.payloads import LearnPayload
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.models import Memory, NewMemory, Scope
 from shared.question_form import says_one_thing, states_nothing
+from shared.slot_terms import with_slot_terms
 
 #: Existing facts fetched by the FTS5 near-duplicate lookup, per new fact.
 DEDUPE_CANDIDATES = 8
@@ -168,7 +169,8 @@ async def fact_writes(
                     "turn_index": index,
                 },
                 source="extraction",
-                context=contexts.get(index, ""),
+                # the slot's own words ("job" for "User works at ..."): search-only, like the rest
+                context=with_slot_terms(fact.key, contexts.get(index, "")),
             )
         )
     return out

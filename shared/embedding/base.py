@@ -68,7 +68,8 @@ def l2_normalize(mat: npt.NDArray[np.floating]) -> Vectors:
     if out.ndim > 1 and len(out) == 1:  # one row (a query): the same arithmetic, ~2x faster
         norm = np.sqrt(np.add.reduce(out * out, axis=1, keepdims=True))
         if norm[0, 0] > 0.0:
-            return out / norm  # type: ignore[no-any-return]
+            one: Vectors = (out / norm).astype(np.float32, copy=False)
+            return one
         return np.zeros_like(out)
     # np.linalg.norm's own formula for real input: sqrt(add.reduce(x * x)), as above
     norms = np.linalg.norm(out, axis=1, keepdims=True)

@@ -1,0 +1,96 @@
+"""A question that names what a fact is about finds the fact (docs/ARCHITECTURE.md, "Learning").
+
+The user states a fact in their own words; the question later names the thing itself and shares
+no word with it. Learned through the real pipeline on an embedded gateway (learning in-process,
+real SQLite), asked in a new session; the fake upstream shows what was injected.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_recall_echo_cases import SLOW_OK, injected_block, send, user
+from tests.fakes.upstream import FakeUpstream
+from tests.harness import GatewayHarness
+
+CASES = [
+    ("I work at a bakery called Crumbs", "What is my job?", "Crumbs"),
+    ("I work as a nurse", "What is my occupation?", "nurse"),
+    ("My favourite hobby is hiking", "What do I do for fun?", "hiking"),
+    ("I prefer tea", "What do I drink in the morning?", "tea"),
+    ("I like coffee", "What do I drink?", "coffee"),
+    ("I love sushi", "What food do I enjoy?", "sushi"),
+    ("I live in Munich", "Where is my home?", "Munich"),
+]
+
+
+def learn(gw: GatewayHarness, upstream: FakeUpstream, secret: str, key_id: str, said: str) -> None:
+    upstream.reply_text = "Noted."
+    send(gw, secret, [user(said)], session="s-learn")
+    gw.wait_for_memories(
+        lambda ms: any(m.category != "turn" for m in ms), owner_id=key_id
+    )  # the fact, not only the captured turn
+
+
+@pytest.mark.parametrize("strategy", ["exact", "hybrid"])
+@pytest.mark.parametrize(("said", "asked", "answer"), CASES, ids=[c[1] for c in CASES])
+def test_the_question_names_the_slot(gateway_factory, upstream, strategy, said, asked, answer):
+    gw: GatewayHarness = gateway_factory(retrieval_strategy=strategy, **SLOW_OK)
+    key_id, secret = gw.create_key()
+    learn(gw, upstream, secret, key_id, said)
+    upstream.requests.clear()
+    resp = send(gw, secret, [user(asked)], session="s-ask")
+    assert answer in injected_block(upstream), (dict(resp.headers), gw.memories(key_id))
+
+
+def test_slot_words_are_never_injected_and_unrelated_questions_stay_empty(
+    gateway_factory, upstream
+):
+    gw: GatewayHarness = gateway_factory(**SLOW_OK)
+    key_id, secret = gw.create_key()
+    learn(gw, upstream, secret, key_id, "I work at a bakery called Crumbs")
+    upstream.requests.clear()
+    send(gw, secret, [user("What is my job?")], session="s-ask")
+    block = injected_block(upstream)
+    assert "Crumbs" in block and "employer" not in block and "workplace" not in block, block
+    for unrelated in ("Write a poem about the sea", "What is my dog called?", "What is my name?"):
+        resp = send(gw, secret, [user(unrelated)], session="s-other")
+        assert resp.headers["x-mnemogate-memory-injected"] == "0", (
+            unrelated,
+            injected_block(upstream),
+        )
+
+
+UNRELATED = [
+    "What's the weather like today?",
+    "Tell me a fun fact about space",
+    "What time is it in Tokyo?",
+    "Where is the Eiffel Tower?",
+    "How do I use git rebase?",
+    "What is the name of the capital of France?",
+    "Write a story like Hemingway would",
+    "How does a company raise money?",
+    "Which animal is the fastest?",
+    "What does this word look like in French?",
+    "How do I play the piano?",
+    "What music genre is this song?",
+]
+
+
+@pytest.mark.parametrize("strategy", ["exact", "hybrid"])
+def test_slot_words_do_not_pull_facts_into_unrelated_questions(gateway_factory, upstream, strategy):
+    gw: GatewayHarness = gateway_factory(retrieval_strategy=strategy, **SLOW_OK)
+    key_id, secret = gw.create_key()
+    for said, _, _ in CASES:
+        learn(gw, upstream, secret, key_id, said)
+    learn(gw, upstream, secret, key_id, "I use Neovim for coding")
+    learn(gw, upstream, secret, key_id, "I usually go running in the evening")
+    send(gw, secret, [user("My dog is called Rex")], session="s-learn")
+    gw.wait_for_memories(lambda ms: any("Rex" in m.content for m in ms), owner_id=key_id)
+    leaked = {}
+    for question in UNRELATED:
+        upstream.requests.clear()
+        resp = send(gw, secret, [user(question)], session="s-other")
+        if resp.headers["x-mnemogate-memory-injected"] != "0":
+            leaked[question] = injected_block(upstream)
+    assert not leaked, leaked
