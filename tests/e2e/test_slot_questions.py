@@ -13,7 +13,7 @@ from tests.e2e.test_recall_echo_cases import SLOW_OK, injected_block, send, user
 from tests.fakes.upstream import FakeUpstream
 from tests.harness import GatewayHarness
 
-CASES = [
+EXAMPLES = [
     ("I work at a bakery called Crumbs", "What is my job?", "Crumbs"),
     ("I work as a nurse", "What is my occupation?", "nurse"),
     ("My favourite hobby is hiking", "What do I do for fun?", "hiking"),
@@ -33,7 +33,7 @@ def learn(gw: GatewayHarness, upstream: FakeUpstream, secret: str, key_id: str, 
 
 
 @pytest.mark.parametrize("strategy", ["exact", "hybrid"])
-@pytest.mark.parametrize(("said", "asked", "answer"), CASES, ids=[c[1] for c in CASES])
+@pytest.mark.parametrize(("said", "asked", "answer"), EXAMPLES, ids=[c[1] for c in EXAMPLES])
 def test_the_question_names_the_slot(gateway_factory, upstream, strategy, said, asked, answer):
     gw: GatewayHarness = gateway_factory(retrieval_strategy=strategy, **SLOW_OK)
     key_id, secret = gw.create_key()
@@ -81,7 +81,7 @@ UNRELATED = [
 def test_slot_words_do_not_pull_facts_into_unrelated_questions(gateway_factory, upstream, strategy):
     gw: GatewayHarness = gateway_factory(retrieval_strategy=strategy, **SLOW_OK)
     key_id, secret = gw.create_key()
-    for said, _, _ in CASES:
+    for said, _, _ in EXAMPLES:
         learn(gw, upstream, secret, key_id, said)
     learn(gw, upstream, secret, key_id, "I use Neovim for coding")
     learn(gw, upstream, secret, key_id, "I usually go running in the evening")
