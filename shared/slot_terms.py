@@ -21,6 +21,7 @@ from __future__ import annotations
 __all__ = ["KIND_TERMS", "SLOT_TERMS", "slot_terms", "with_slot_terms"]
 
 SLOT_TERMS: dict[str, str] = {
+    "identity:nickname": "name nickname",
     "identity:job": "job occupation profession career",
     "identity:employer": "job employer workplace",
     "identity:location": "home hometown city",

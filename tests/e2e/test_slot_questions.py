@@ -21,6 +21,7 @@ EXAMPLES = [
     ("I like coffee", "What do I drink?", "coffee"),
     ("I love sushi", "What food do I enjoy?", "sushi"),
     ("I live in Munich", "Where is my home?", "Munich"),
+    ("Please call me Dee", "What is my name?", "Dee"),
 ]
 
 

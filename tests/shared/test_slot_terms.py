@@ -21,6 +21,7 @@ from shared.slot_terms import KIND_TERMS, SLOT_TERMS, slot_terms, with_slot_term
         ("pattern:usually:running", "habit routine sport sports exercise"),
         ("preference:like:postgres", "enjoy favorite"),
         ("identity:name", ""),
+        ("identity:nickname", "name nickname"),
         ("turn:abc123", ""),
         ("", ""),
     ],
