@@ -130,7 +130,8 @@ async def remember(call: Call, scope: Scope, control: MemoryControl, now: float)
     )
     if found.degraded:
         headers["x-mnemogate-memory-degraded"] = found.degraded
-    headers["x-mnemogate-memory-tier"] = found.tier
+    if found.block:  # a tier only for what is injected: "none" with nothing to inject
+        headers["x-mnemogate-memory-tier"] = found.tier
     placed = None
     if found.block:
         try:

@@ -270,6 +270,17 @@ def test_budget_limits_injected_memories(gateway_factory, upstream):
     assert resp.headers["x-mnemogate-memory-injected"] == "1"  # the single best memory only
 
 
+def test_nothing_injected_reports_no_tier(gateway_factory, upstream):
+    # the memory is found but does not fit the budget: no block, so no tier either
+    gw = gateway_factory(recall_max_tokens=5)
+    key_id, secret = gw.create_key()
+    seed(gw, key_id, "Kafka partition rebalancing " * 8)
+    resp = ask(gw, secret, [{"role": "user", "content": "Tell me about Kafka partition"}])
+    assert resp.headers["x-mnemogate-memory-injected"] == "0"
+    assert resp.headers["x-mnemogate-memory-tier"] == "none"
+    assert "x-mnemogate-memory-degraded" not in resp.headers
+
+
 def test_recall_timeout_degrades_and_proxies_unchanged(gateway_factory, upstream):
     gw = gateway_factory(recall_timeout_ms=0)
     key_id, secret = gw.create_key()
