@@ -39,6 +39,7 @@ from shared.forget_terms import (
     memory_stems,
     named_by,
     search_stems,
+    slot_key_patterns,
     target_stems,
 )
 from shared.models import Memory
@@ -192,6 +193,12 @@ async def forget(
     candidates = await store.forget.candidates(
         owner_id, user_id, search_stems(stems), CANDIDATE_LIMIT
     )
+    # facts named by their slot's words only ("forget my job": the employer), not in their text
+    known = {m.id for m in candidates}
+    keyed = await store.forget.keyed_candidates(
+        owner_id, user_id, slot_key_patterns(stems), CANDIDATE_LIMIT
+    )
+    candidates += [m for m in keyed if m.id not in known]
     named, reason = clear_matches(stems, candidates, max_matches, copy_of=is_copy)
     copies = await derived_copies(store, named)
     items = [

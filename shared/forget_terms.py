@@ -22,6 +22,7 @@ recognise forgotten content without the tombstone holding the forgotten words.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -30,6 +31,7 @@ from typing import Protocol, TypeVar
 
 from shared.fts_query import query_terms
 from shared.personal_subjects import SUBJECT_WORDS, words_after_subjects
+from shared.slot_terms import KIND_TERMS, SLOT_TERMS, slot_terms
 from shared.spelling import american
 
 #: Lead of named memories over every other candidate, in coverage (0..1): a candidate that is
@@ -147,8 +149,38 @@ def text_stems(text: str) -> frozenset[str]:
 
 
 def memory_stems(content: str, key: str) -> frozenset[str]:
-    """Stems of a memory: its content and its upsert key (``fact:works_at`` → works, at)."""
-    return text_stems(content + " " + key.replace(":", " ").replace("_", " "))
+    """Stems of a memory: its content, its upsert key and the key's slot words.
+
+    The key reads as words (``fact:works_at`` → works, at); the slot words are
+    :func:`shared.slot_terms.slot_terms`' ("forget my job" names the fact keyed
+    ``identity:employer``, as "What is my job?" finds it). Pure.
+    """
+    words = key.replace(":", " ").replace("_", " ")
+    return text_stems(f"{content} {words} {slot_terms(key)}")
+
+
+def slot_key_patterns(target: Sequence[str]) -> tuple[str, ...]:
+    """SQL ``LIKE`` patterns of the keys whose slot words hold a stem of ``target``. Pure.
+
+    A listed key prefix whose words (:data:`shared.slot_terms.SLOT_TERMS`) hold one gives
+    ``<prefix>%``; a kind of liked thing whose words do (:data:`shared.slot_terms.KIND_TERMS`:
+    "drink") gives ``preference:%:<thing>`` per thing of that kind. The forget flow fetches
+    those memories as candidates besides its full-text ones: their text need not hold the word.
+    """
+    wanted = set(target)
+    out = [prefix + "%" for prefix, stems in _slot_stems().items() if stems & wanted]
+    out += [f"preference:%:{thing}" for thing, stems in _kind_stems().items() if stems & wanted]
+    return tuple(out)
+
+
+@functools.cache
+def _slot_stems() -> dict[str, frozenset[str]]:
+    return {prefix: text_stems(words) for prefix, words in SLOT_TERMS.items()}
+
+
+@functools.cache
+def _kind_stems() -> dict[str, frozenset[str]]:
+    return {thing: text_stems(words) for thing, words in KIND_TERMS.items()}
 
 
 def hash_stem(value: str) -> str:

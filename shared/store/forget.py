@@ -62,6 +62,26 @@ class ForgetStore:
             rows = await self.conn.execute_fetchall(sql, (match, owner_id, user_id, limit))
         return [row_to_memory(r) for r in rows]
 
+    async def keyed_candidates(
+        self, owner_id: str, user_id: str, patterns: Sequence[str], limit: int
+    ) -> list[Memory]:
+        """Memories of one owner and end user whose key matches a ``LIKE`` pattern.
+
+        Up to ``limit`` of ``owner_id``/``user_id``'s memories whose ``key`` matches one of
+        ``patterns`` (:func:`shared.forget_terms.slot_key_patterns`), newest first: the facts a
+        forget target names by their slot ("forget my job": ``identity:employer``).
+        """
+        if not patterns or limit <= 0:
+            return []
+        likes = " OR ".join("key LIKE ?" for _ in patterns)
+        sql = (
+            f"SELECT {COLUMNS} FROM memories WHERE owner_id = ? AND user_id = ? AND ({likes}) "
+            "ORDER BY id DESC LIMIT ?"
+        )
+        with store_errors("finding memories to forget by key"):
+            rows = await self.conn.execute_fetchall(sql, (owner_id, user_id, *patterns, limit))
+        return [row_to_memory(r) for r in rows]
+
     async def derived(
         self, owner_id: str, user_id: str, request_ids: Sequence[str], public_ids: Sequence[str]
     ) -> list[Memory]:

@@ -95,3 +95,23 @@ def test_slot_words_do_not_pull_facts_into_unrelated_questions(gateway_factory, 
         if resp.headers["x-mnemogate-memory-injected"] != "0":
             leaked[question] = injected_block(upstream)
     assert not leaked, leaked
+
+
+def test_forget_names_a_fact_by_its_slot(gateway_factory, upstream):
+    gw: GatewayHarness = gateway_factory(**SLOW_OK)
+    key_id, secret = gw.create_key()
+    for said in ("I work at a bakery called Crumbs", "I prefer tea", "I live in Munich"):
+        learn(gw, upstream, secret, key_id, said)
+
+    def texts() -> list[str]:
+        return [m.content for m in gw.memories(key_id)]
+
+    send(gw, secret, [user("Please forget my job")], session="s-forget")
+    gw.wait_for_memories(lambda ms: not any("Crumbs" in m.content for m in ms), owner_id=key_id)
+    assert any("tea" in t for t in texts()) and any("Munich" in t for t in texts()), texts()
+    send(gw, secret, [user("Please forget what I drink")], session="s-forget")
+    gw.wait_for_memories(lambda ms: not any("tea" in m.content for m in ms), owner_id=key_id)
+    assert any("Munich" in t for t in texts()), texts()
+    upstream.requests.clear()
+    send(gw, secret, [user("What is my job?")], session="s-ask")
+    assert "Crumbs" not in injected_block(upstream)

@@ -51,3 +51,21 @@ def test_with_slot_terms_puts_one_line_before_the_context() -> None:
     )
     assert with_slot_terms("identity:job", "") == SLOT_TERMS["identity:job"]
     assert with_slot_terms("identity:name", "My name is Dana") == "My name is Dana"
+
+
+def test_forget_reads_the_slot_words_of_a_key() -> None:
+    from shared.forget_terms import is_named, slot_key_patterns, target_stems
+
+    class Row:
+        def __init__(self, content: str, key: str) -> None:
+            self.content, self.key = content, key
+
+    job = target_stems("Please forget my job")
+    assert "identity:employer%" in slot_key_patterns(job)
+    assert is_named(job, Row("User works at a bakery called Crumbs", "identity:employer"))
+    assert not is_named(job, Row("User lives in Munich", "identity:location"))
+    drink = target_stems("forget what I drink")
+    assert "preference:%:tea" in slot_key_patterns(drink)
+    assert is_named(drink, Row("User prefers tea", "preference:like:tea"))
+    assert not is_named(drink, Row("User prefers Vim", "preference:like:vim"))
+    assert slot_key_patterns(target_stems("forget the meeting notes")) == ()
