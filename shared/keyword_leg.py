@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from shared.context_riders import without_riders
 from shared.engine import Engine
 from shared.fts_query import query_terms, quote_term
 from shared.keyword_rescore import screen_keyword_hits
@@ -178,8 +179,10 @@ async def keyword_leg(
     the user's people or pets than the query names
     (:func:`shared.personal_subjects.drop_other_subjects`), then, on the in-memory index, none at
     all when no hit holds ``recall_min_shared_terms`` of a longer query's terms, then the relative
-    floor (``recall_relative_floor``). The hits' prepared features are looked up under
-    ``prepared_fp`` (None: the cache's current preparer) and returned with them.
+    floor (``recall_relative_floor``). Hits matching only through their context are dropped with
+    the screened ones they rode on (:func:`shared.context_riders.without_riders`). The hits'
+    prepared features are looked up under ``prepared_fp`` (None: the cache's current preparer)
+    and returned with them.
     """
     request = keyword_search_of(scope, query, settings, now)
     index = engine.keywords if engine is not None else None
@@ -192,10 +195,13 @@ async def keyword_leg(
     # asked about the query's words is rescored first, with features prepared when the
     # memories were indexed (else analysed here)
     kept = screen_keyword_hits(index, scope, query, echo_of, hits, memories, settings, ready)
-    # "What is my dog called?" is not answered by "My sister is called Anna"
+    # "What is my dog called?" is not answered by "My sister is called Anna", nor by the turns
+    # beside it that match only through their context (it is in it)
+    screened = kept
     kept = drop_other_subjects(
         query, kept, lambda c: _content(memories, c), lambda c: features_of(ready, c.memory_id)
     )
+    kept = without_riders(query, screened, kept, lambda c: _content(memories, c))
     if index is not None and kept and not _shares_enough(index, scope, query, kept, settings):
         kept = []
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)

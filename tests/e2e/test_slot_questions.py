@@ -115,3 +115,45 @@ def test_forget_names_a_fact_by_its_slot(gateway_factory, upstream):
     upstream.requests.clear()
     send(gw, secret, [user("What is my job?")], session="s-ask")
     assert "Crumbs" not in injected_block(upstream)
+
+
+ONE_CHAT = [
+    "I work at a bakery called Crumbs",
+    "My favourite hobby is hiking",
+    "I prefer tea",
+    "Please call me Dee",
+    "I live in Munich",
+    "My dog is called Rex",
+    "My sister is called Anna",
+]
+
+
+@pytest.mark.parametrize("strategy", ["exact", "hybrid"])
+def test_facts_stated_in_one_chat_do_not_ride_on_each_other(gateway_factory, upstream, strategy):
+    # each turn's search context holds its neighbours: a memory about someone else that the
+    # question screens out must not leave its neighbours to be injected in its place
+    gw: GatewayHarness = gateway_factory(retrieval_strategy=strategy, **SLOW_OK)
+    key_id, secret = gw.create_key()
+    upstream.reply_text = "Noted."
+    history: list[dict[str, str]] = []
+    for said in ONE_CHAT:
+        history.append(user(said))
+        send(gw, secret, history, session="s-one")
+        history.append({"role": "assistant", "content": "Noted."})
+    # a fact of every statement and a turn of each but the request ("Please call me Dee")
+    gw.wait_for_memories(lambda ms: len(ms) == 2 * len(ONE_CHAT) - 1, owner_id=key_id)
+    leaked = {}
+    for question in (
+        "What is my brother called?",
+        "What is my cat called?",
+        "What is my mother called?",
+        "What is my favourite colour?",
+    ):
+        upstream.requests.clear()
+        resp = send(gw, secret, [user(question)], session="s-ask")
+        if resp.headers["x-mnemogate-memory-injected"] != "0":
+            leaked[question] = injected_block(upstream)
+    assert not leaked, leaked
+    send(gw, secret, [user("What is my dog called?")], session="s-ask")
+    block = injected_block(upstream)
+    assert "Rex" in block and "Anna" not in block, block

@@ -17,6 +17,7 @@ from shared.retrieval import retention_of
 from shared.runtime import assemble_job_context, in_process_queue
 from shared.runtime_settings import RuntimeSettings
 from shared.settings import load_settings
+from shared.slot_terms import with_slot_terms
 from shared.store import Store
 
 T1 = "The marketing plan needs a new date."
@@ -93,9 +94,10 @@ async def test_facts_link_to_their_turn_and_share_its_context(jc):
     facts = {k: v for k, v in (await rows(jc)).items() if not k.startswith("turn:")}
     assert facts, "the regex extractor finds the dog's name"
     key3 = "turn:" + prefix_ids([T2, T3])[1]
-    for _content, context, metadata in facts.values():
+    for key, (_content, context, metadata) in facts.items():
         assert f'"turn_key":"{key3}"' in metadata and '"turn_index":1' in metadata
-        assert context.startswith(T3)  # the turn's own words, then its neighbours
+        # the fact's slot words, then the turn's own words, then its neighbours
+        assert context.startswith(with_slot_terms(key, T3)), context
         assert "Nice name!" in context and T2 in context
 
 
