@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 import msgspec
 
 from shared.access_policy import Principal, check_row_owner, readable_owners
+from shared.end_user import checked_end_user
 from shared.errors import InvalidRequest
 from shared.formats.raw import invalid_json
 from shared.jobs.payloads import REINDEX, ReindexPayload
@@ -20,7 +21,14 @@ from shared.jobs.queue import JobQueue
 from shared.json_numbers import integral_floats_to_int
 from shared.memory_api import ExportQuery
 from shared.memory_crud import memory_filter
-from shared.models import MAX_MEMORY_CHARS, Memory
+from shared.memory_rules import (
+    checked_key,
+    checked_relevance,
+    checked_session,
+    checked_time,
+    clean_content,
+)
+from shared.models import MAX_END_USER_CHARS, Memory
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
 from shared.store.memories.export_import import ImportRow
@@ -83,12 +91,43 @@ def decode_line(line: bytes, line_no: int) -> ImportRow:
         if isinstance(value, dict):  # 2.0 is an integer to JSON Schema (shared.json_numbers)
             value = integral_floats_to_int(value, ImportRow)
         return msgspec.convert(value, ImportRow)
+    except msgspec.ValidationError as exc:  # names the field: "... - at `$.relevance`"
+        raise InvalidRequest(f"line {line_no}: {exc}", code="invalid_import_line") from exc
     except msgspec.DecodeError as exc:
         reason = invalid_json(exc, line).message  # names a lone surrogate escape as such
         raise InvalidRequest(f"line {line_no}: {reason}", code="invalid_import_line") from exc
     except RecursionError as exc:
         message = f"line {line_no}: nested too deeply"
         raise InvalidRequest(message, code="invalid_import_line") from exc
+
+
+def checked_row(row: ImportRow, line_no: int) -> ImportRow:
+    """``row`` under the rules of every write path (:mod:`shared.memory_rules`).
+
+    Content with control characters as spaces, not blank, at most
+    :data:`shared.models.MAX_MEMORY_CHARS`; end user and session as the chat routes name them
+    (stripped; no control character; blank session: none); key, relevance and every time in
+    range. An export of this gateway always passes.
+
+    Raises:
+        InvalidRequest (``invalid_import_line``): a field breaks its rule (the message names the
+            line and the field).
+    """
+    try:
+        return msgspec.structs.replace(
+            row,
+            content=clean_content(row.content),
+            user_id=checked_end_user(row.user_id, MAX_END_USER_CHARS),
+            session_id=checked_session(row.session_id),
+            key=checked_key(row.key),
+            relevance=checked_relevance(row.relevance),
+            created_at=checked_time("created_at", row.created_at),
+            updated_at=checked_time("updated_at", row.updated_at),
+            expires_at=checked_time("expires_at", row.expires_at),
+            last_accessed_at=checked_time("last_accessed_at", row.last_accessed_at),
+        )
+    except InvalidRequest as exc:
+        raise InvalidRequest(f"line {line_no}: {exc.message}", code="invalid_import_line") from exc
 
 
 async def import_lines(
@@ -106,9 +145,9 @@ async def import_lines(
     row's ``content`` before it is stored.
 
     Raises:
-        InvalidRequest: a line is not a valid memory object or its content is longer than
-            :data:`shared.models.MAX_MEMORY_CHARS` (nothing after it is imported; earlier
-            batches stay). PermissionDenied / NotFound: a client row of another owner.
+        InvalidRequest: a line is not a valid memory object or breaks a rule of
+            :func:`checked_row` (nothing after it is imported; earlier batches stay).
+            PermissionDenied / NotFound: a client row of another owner.
         StoreError: the database failed.
     """
     written = skipped = line_no = 0
@@ -119,9 +158,7 @@ async def import_lines(
             continue
         row = decode_line(line, line_no)
         check_row_owner(p, row.owner_id, line_no)
-        if len(row.content) > MAX_MEMORY_CHARS:
-            message = f"line {line_no}: content is longer than {MAX_MEMORY_CHARS} characters"
-            raise InvalidRequest(message, code="invalid_import_line")
+        row = checked_row(row, line_no)
         if redact is not None:
             row = msgspec.structs.replace(row, content=redact(row.content))
         batch.append(row)

@@ -14,13 +14,17 @@ from typing import Annotated
 import msgspec
 
 from shared.models import (
-    MAX_SESSION_CHARS,
     Content,
+    EndUserId,
     Memory,
     MemoryCategory,
     MemoryFields,
     MemoryInput,
     MemoryType,
+    Relevance,
+    SessionId,
+    UnixTime,
+    UpsertKey,
 )
 from shared.settings import RetrievalStrategy
 
@@ -95,23 +99,6 @@ class ListQuery(ExportQuery, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     offset: Offset = 0
 
 
-#: Longest end-user id the REST API and MCP accept: the top of ``end_user_max_chars``'s range
-#: (the setting can change at run time, the API's schema cannot).
-MAX_END_USER_CHARS = 4096
-#: An end-user id as a request can name one: no control character (Unicode ``Cc``), at most
-#: :data:`MAX_END_USER_CHARS` characters.
-EndUserId = Annotated[
-    str, msgspec.Meta(max_length=MAX_END_USER_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
-]
-#: A session id as a request can name one: no control character, at most
-#: :data:`~shared.models.MAX_SESSION_CHARS` characters (the chat routes' header cut).
-SessionId = Annotated[
-    str, msgspec.Meta(max_length=MAX_SESSION_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
-]
-#: A memory's relevance: 0..1 (1 = fresh; decay lowers it).
-Relevance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
-
-
 class MemoryCreate(MemoryInput, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A new memory.
 
@@ -123,6 +110,8 @@ class MemoryCreate(MemoryInput, frozen=True, kw_only=True, forbid_unknown_fields
     owner_id: str | None = None
     user_id: EndUserId = ""
     session_id: SessionId | None = None
+    key: UpsertKey | None = None
+    expires_at: UnixTime | None = None
     relevance: Relevance = 1.0
 
 

@@ -21,7 +21,6 @@ from shared.access_policy import (
     writable_owners,
 )
 from shared.context_scrub import scrub_contexts
-from shared.control_chars import has_control_char, strip_control_chars
 from shared.end_user import checked_end_user
 from shared.errors import InvalidRequest, NotFound
 from shared.forget_guard import release_learned
@@ -30,7 +29,6 @@ from shared.jobs.payloads import EMBED, EmbedPayload
 from shared.jobs.queue import JobQueue
 from shared.jobs.vector_sync import enqueue_vector_delete
 from shared.memory_api import (
-    MAX_END_USER_CHARS,
     MAX_OFFSET,
     MAX_PAGE,
     BulkDelete,
@@ -41,10 +39,16 @@ from shared.memory_api import (
     MemoryView,
     view_of,
 )
+from shared.memory_rules import (
+    checked_key,
+    checked_relevance,
+    checked_session,
+    checked_time,
+    clean_content,
+)
 from shared.models import (
     GLOBAL_OWNER,
-    MAX_MEMORY_CHARS,
-    MAX_SESSION_CHARS,
+    MAX_END_USER_CHARS,
     MemoryChanges,
     NewMemory,
 )
@@ -123,40 +127,6 @@ async def get_memory(store: Store, p: Principal, public_id: str) -> MemoryView:
     return view_of(memory)
 
 
-def _clean_content(content: str) -> str:
-    """``content`` with control characters as spaces.
-
-    Raises:
-        InvalidRequest: nothing but white space is left, or more than
-            :data:`shared.models.MAX_MEMORY_CHARS` characters (the API's schema says so too; this
-            check also holds for callers that build the struct directly, such as the MCP tools).
-    """
-    if len(content) > MAX_MEMORY_CHARS:
-        raise InvalidRequest(f"content is longer than {MAX_MEMORY_CHARS} characters")
-    cleaned = strip_control_chars(content)
-    if not cleaned.strip():
-        raise InvalidRequest("content must not be empty")
-    return cleaned
-
-
-def _checked_session(session_id: str | None) -> str | None:
-    """``session_id`` as the chat routes would name it: stripped, blank → None.
-
-    Raises:
-        InvalidRequest: a control character in it, or longer than ``MAX_SESSION_CHARS``.
-    """
-    if session_id is None or not session_id.strip():
-        return None
-    text = session_id.strip()
-    if len(text) > MAX_SESSION_CHARS:
-        raise InvalidRequest(
-            f"session_id is {len(text)} characters long; the limit is {MAX_SESSION_CHARS}"
-        )
-    if has_control_char(text):
-        raise InvalidRequest("session_id holds a control character")
-    return text
-
-
 async def create_memory(
     store: Store,
     queue: JobQueue,
@@ -169,19 +139,22 @@ async def create_memory(
 
     ``user_id`` follows the chat routes' rule (:func:`shared.end_user.checked_end_user`: no
     control character, surrounding whitespace stripped) up to
-    :data:`~shared.memory_api.MAX_END_USER_CHARS` characters; ``session_id`` likewise, up to
-    :data:`~shared.models.MAX_SESSION_CHARS` (blank: none); ``relevance`` is 0..1.
+    :data:`~shared.models.MAX_END_USER_CHARS` characters; ``session_id`` likewise, up to
+    :data:`~shared.models.MAX_SESSION_CHARS` (blank: none); ``relevance``, ``key`` and
+    ``expires_at`` by :mod:`shared.memory_rules`.
 
     Raises:
         InvalidRequest: empty content, an end user or session no request could name, a
-            relevance outside 0..1, or admin without ``owner_id``. PermissionDenied / NotFound: see
+            relevance, key or expiry outside :mod:`shared.memory_rules`, or admin without
+            ``owner_id``. PermissionDenied / NotFound: see
             :func:`~shared.access_policy.writable_owner`. StoreError: the database failed.
     """
-    content = _clean_content(body.content)
+    content = clean_content(body.content)
     user_id = checked_end_user(body.user_id, MAX_END_USER_CHARS)
-    session_id = _checked_session(body.session_id)
-    if not 0.0 <= body.relevance <= 1.0:  # NaN too
-        raise InvalidRequest("relevance must be a number from 0 to 1")
+    session_id = checked_session(body.session_id)
+    checked_relevance(body.relevance)
+    checked_key(body.key or "")
+    checked_time("expires_at", body.expires_at)
     owner = writable_owner(p, body.owner_id)
     memory, created = await store.writes.upsert(
         NewMemory(
@@ -216,15 +189,23 @@ async def update_memory(
     """Change fields of ``public_id``.
 
     A new content or key marks it ``needs_reindex`` and queues re-embedding; a new ``type`` or
-    ``expires_at`` (payload the Qdrant tier filters on) queues the same re-sync.
+    ``expires_at`` (payload the Qdrant tier filters on) queues the same re-sync. Content,
+    relevance, key and expiry follow :mod:`shared.memory_rules`.
 
     Raises:
         NotFound: no such memory visible to ``p``. PermissionDenied: a client editing a global
-            memory. InvalidRequest: empty content, or a key already in use. StoreError.
+            memory. InvalidRequest: empty content, a field outside its rule, or a key already in
+            use. StoreError.
     """
     if isinstance(changes.content, str):
-        content = _clean_content(changes.content)
+        content = clean_content(changes.content)
         changes = msgspec.structs.replace(changes, content=content)
+    if isinstance(changes.relevance, float):
+        checked_relevance(changes.relevance)
+    if isinstance(changes.key, str):
+        checked_key(changes.key)
+    if isinstance(changes.expires_at, float):
+        checked_time("expires_at", changes.expires_at)
     await check_writable_id(store, p, public_id)
     if redact is not None and isinstance(changes.content, str):
         changes = msgspec.structs.replace(changes, content=redact(changes.content))

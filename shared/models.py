@@ -87,6 +87,33 @@ Content = Annotated[
 ]
 
 
+#: Longest end-user id the REST API and MCP accept: the top of ``end_user_max_chars``'s range
+#: (the setting can change at run time, the API's schema cannot).
+MAX_END_USER_CHARS = 4096
+#: An end-user id as a request can name one: no control character (Unicode ``Cc``), at most
+#: :data:`MAX_END_USER_CHARS` characters.
+EndUserId = Annotated[
+    str, msgspec.Meta(max_length=MAX_END_USER_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
+]
+#: A session id as a request can name one: no control character, at most
+#: :data:`MAX_SESSION_CHARS` characters (the chat routes' header cut).
+SessionId = Annotated[
+    str, msgspec.Meta(max_length=MAX_SESSION_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
+]
+#: A memory's relevance: 0..1 (1 = fresh; decay lowers it).
+Relevance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+#: Longest upsert key written through the API, MCP or an import (characters).
+MAX_KEY_CHARS = 512
+#: An upsert key as the API takes one: no control character, at most :data:`MAX_KEY_CHARS`.
+UpsertKey = Annotated[
+    str, msgspec.Meta(max_length=MAX_KEY_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
+]
+#: Latest time a memory may carry (unix seconds, about the year 5138).
+MAX_TIME_S = 1e11
+#: A memory's time as the API takes one: unix seconds from 0 to :data:`MAX_TIME_S`.
+UnixTime = Annotated[float, msgspec.Meta(ge=0.0, le=MAX_TIME_S)]
+
+
 class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Fields an edit may set.
 
@@ -97,10 +124,10 @@ class MemoryChanges(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     content: Content | msgspec.UnsetType = msgspec.UNSET
     type: MemoryType | msgspec.UnsetType = msgspec.UNSET
     category: MemoryCategory | msgspec.UnsetType = msgspec.UNSET
-    key: str | msgspec.UnsetType = msgspec.UNSET
+    key: UpsertKey | msgspec.UnsetType = msgspec.UNSET
     metadata: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
-    expires_at: float | msgspec.UnsetType | None = msgspec.UNSET
-    relevance: float | msgspec.UnsetType = msgspec.UNSET
+    expires_at: UnixTime | msgspec.UnsetType | None = msgspec.UNSET
+    relevance: Relevance | msgspec.UnsetType = msgspec.UNSET
 
 
 class MemoryInput(msgspec.Struct, frozen=True, kw_only=True):

@@ -14,7 +14,17 @@ import msgspec
 import sqlean
 
 from shared.fts_query import index_text
-from shared.models import Memory, MemoryCategory, MemoryType
+from shared.models import (
+    Content,
+    EndUserId,
+    Memory,
+    MemoryCategory,
+    MemoryType,
+    Relevance,
+    SessionId,
+    UnixTime,
+    UpsertKey,
+)
 from shared.store.connection import store_errors, transaction
 from shared.store.memories import row_to_memory
 from shared.store.memories.admin import PREFIXED_COLUMNS, MemoryFilter, where_sql
@@ -50,20 +60,20 @@ class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
 
     id: str
     owner_id: str
-    content: str
-    key: str
-    user_id: str = ""
-    session_id: str | None = None
+    content: Content
+    key: UpsertKey
+    user_id: EndUserId = ""
+    session_id: SessionId | None = None
     type: MemoryType = "semantic"
     category: MemoryCategory = "fact"
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     source: str = "import"
-    created_at: float
-    updated_at: float
-    expires_at: float | None = None
-    last_accessed_at: float | None = None
+    created_at: UnixTime
+    updated_at: UnixTime
+    expires_at: UnixTime | None = None
+    last_accessed_at: UnixTime | None = None
     access_count: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0  # SQLite INTEGER
-    relevance: float = 1.0
+    relevance: Relevance = 1.0
 
 
 def import_params(r: ImportRow) -> tuple[Any, ...]:

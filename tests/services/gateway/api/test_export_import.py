@@ -171,3 +171,63 @@ def test_import_is_embedded_by_a_real_worker(
             break
         time.sleep(0.3)
     assert state == (0, 300), state
+
+
+def test_an_import_line_follows_the_rules_of_every_write(gateway_factory) -> None:
+    gw: GatewayHarness = gateway_factory(admin_token=ADMIN_TOKEN)
+    key_id, secret = gw.create_key("a")
+    http = client(gw.base_url, secret)
+    base = {
+        "id": "mem_rules",
+        "owner_id": key_id,
+        "content": "I like tea",
+        "key": "k",
+        "created_at": 1.7e9,
+        "updated_at": 1.7e9,
+    }
+    for field, value in [
+        ("content", ""),
+        ("content", "\u0001 \u0007"),
+        ("user_id", "u\u0000"),
+        ("user_id", "u" * 4097),
+        ("session_id", "s" * 400),
+        ("session_id", "s\tx"),
+        ("key", "k\u0000y"),
+        ("key", "k" * 513),
+        ("relevance", 1e308),
+        ("relevance", -1.0),
+        ("created_at", -1e308),
+        ("expires_at", 1e300),
+    ]:
+        line = json.dumps({**base, field: value}).encode()
+        r = http.post("/api/memory/import", content=line)
+        error = r.json()["error"]
+        assert r.status_code == 400 and error["code"] == "invalid_import_line", (field, r.text)
+        assert "line 1" in error["message"] and field in error["message"], (field, error)
+        assert "not valid JSON" not in error["message"], error
+    assert http.get("/api/memory").json()["total"] == 0
+    line = json.dumps({**base, "session_id": "  s1  ", "user_id": " bob "}).encode()
+    assert http.post("/api/memory/import", content=line).status_code in (200, 201)
+    [stored] = http.get("/api/memory", params={"user_id": "bob"}).json()["items"]
+    assert stored["session_id"] == "s1" and stored["user_id"] == "bob"
+
+
+def test_edit_and_create_refuse_what_no_request_could_use(gateway_factory) -> None:
+    gw: GatewayHarness = gateway_factory()
+    _, secret = gw.create_key("a")
+    http = client(gw.base_url, secret)
+    made = http.post("/api/memory", json={"content": "I like tea", "key": "tea"}).json()
+    for change in (
+        {"relevance": -1},
+        {"relevance": 1e308},
+        {"key": "k\u0000y"},
+        {"key": "k" * 513},
+        {"expires_at": -5},
+    ):
+        r = http.patch(f"/api/memory/{made['id']}", json=change)
+        assert r.status_code == 400, (change, r.text)
+        r = http.post("/api/memory", json={"content": "I like coffee", **change})
+        assert r.status_code == 400, (change, r.text)
+    assert http.get(f"/api/memory/{made['id']}").json()["relevance"] == 1.0
+    assert http.get("/api/memory").json()["total"] == 1
+    assert http.patch(f"/api/memory/{made['id']}", json={"relevance": 0.5}).status_code == 200
