@@ -16,6 +16,7 @@ from __future__ import annotations
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from services.gateway.errors import ANTHROPIC_ROUTES
 from services.gateway.observe import fresh_id
 from shared.formats.base import openai_error
 from shared.formats.messages import MESSAGES
@@ -26,7 +27,7 @@ CODE = "invalid_http_request"
 """The ``error.code`` of a request the HTTP parser refused."""
 
 
-MESSAGES_PATHS = (b"/v1/messages", b"/v1/messages/count_tokens")
+MESSAGES_PATHS = frozenset(route.encode("ascii") for route in ANTHROPIC_ROUTES)
 """Routes answering errors in Anthropic's shape (the app's Messages routes)."""
 
 
@@ -59,6 +60,8 @@ def refusal_bytes(
     head.append(b"content-length: " + str(len(body)).encode("ascii") + b"\r\n")
     head.append(b"x-mnemogate-request-id: " + rid + b"\r\n")
     head.append(b"x-request-id: " + rid + b"\r\n")
+    if path in MESSAGES_PATHS:  # the header Anthropic's SDKs read into request_id
+        head.append(b"request-id: " + rid + b"\r\n")
     head.append(b"connection: close\r\n\r\n")
     return b"".join(head) + body
 

@@ -20,6 +20,7 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.errors import ANTHROPIC_ROUTES
 from shared.metrics import CURRENT, RequestTelemetry, note_request
 
 log = logging.getLogger("mnemogate.access")
@@ -60,17 +61,21 @@ def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
 
 
 def with_request_id(
-    headers: list[tuple[bytes, bytes]], request_id: bytes
+    headers: list[tuple[bytes, bytes]], request_id: bytes, *, anthropic: bool = False
 ) -> list[tuple[bytes, bytes]]:
     """``headers`` plus the gateway's request id.
 
     Always as ``x-mnemogate-request-id``; also as ``x-request-id`` unless the response already
-    has one (an upstream provider's id, which header fidelity passes back unchanged).
+    has one (an upstream provider's id, which header fidelity passes back unchanged); with
+    ``anthropic`` (the Messages routes) also as ``request-id``, the header Anthropic's API sends
+    and its SDKs read into ``request_id``, unless the upstream's is there.
     """
     out = [h for h in headers if h[0] != b"x-mnemogate-request-id"]
     out.append((b"x-mnemogate-request-id", request_id))
     if not any(name == b"x-request-id" for name, _ in headers):
         out.append((b"x-request-id", request_id))
+    if anthropic and not any(name == b"request-id" for name, _ in headers):
+        out.append((b"request-id", request_id))
     return out
 
 
@@ -102,13 +107,17 @@ class ObserveMiddleware:
         status = 500
         started_response = False
         header_id = telemetry.request_id.encode()
+        path = scope.get("path", "")
+        anthropic = isinstance(path, str) and path.rstrip("/") in ANTHROPIC_ROUTES
 
         async def send_wrapper(message: Message) -> None:
             nonlocal status, started_response
             if message["type"] == "http.response.start":
                 started_response = True
                 status = int(message["status"])
-                message["headers"] = with_request_id(message.get("headers", []), header_id)
+                message["headers"] = with_request_id(
+                    message.get("headers", []), header_id, anthropic=anthropic
+                )
                 note_request(
                     route_of(scope), status, time.perf_counter() - started, telemetry.upstream_s
                 )

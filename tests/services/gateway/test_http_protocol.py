@@ -82,6 +82,7 @@ def test_a_refused_messages_request_answers_in_anthropics_shape(gateway_factory,
     assert doc["type"] == "error" and doc["error"]["type"] == "invalid_request_error"
     assert doc["error"]["message"]
     _assert_request_id(head)
+    assert b"request-id: " + head.lower().split(b"x-request-id: ")[1].split(b"\r\n")[0] in head
     assert httpx.get(gw.base_url + "/healthz", timeout=30).status_code == 200
 
 

@@ -52,6 +52,9 @@ def test_x_api_key_and_bearer_authenticate_and_the_provider_key_replaces_them(
         ask(anthropic_client(gw, "mg-wrong"), "hi")
     assert error_body(info.value)["type"] == "error"
     assert error_body(info.value)["error"]["type"] == "authentication_error"
+    # the SDK reads Anthropic's request-id header: the gateway's id, as in its logs
+    rid = info.value.response.headers["x-mnemogate-request-id"]
+    assert info.value.request_id == rid and len(rid) == 16
 
 
 def test_x_api_key_and_bearer_naming_different_keys_are_refused(formats_gateway, upstream):
