@@ -29,11 +29,13 @@ def without_riders(
     """``after`` (the hits left of ``before`` by a screen), minus the context-only riders.
 
     ``before``/``after``: hits of one leg before and after a screen (``after`` a subsequence of
-    ``before``, any order); ``content_of``: a hit's own text. When a dropped hit's text holds a
-    term of ``query`` and no kept hit's text does, the kept hits (all matching through their
-    context) are dropped too; otherwise ``after`` unchanged. Terms as the index analyses them
-    (:func:`shared.recall_index.analysis.query_tokens`, :func:`~shared.recall_index.analysis.
-    analyse`); texts are analysed only when the screen dropped something.
+    ``before``, any order); ``content_of``: a hit's own words (its text, and a fact's slot
+    words, :mod:`shared.slot_terms`: they are the fact's, not a neighbour's). When a dropped
+    hit's own words hold a term of ``query`` and no kept hit's do, the kept hits (all matching
+    through their context) are dropped too; otherwise ``after`` unchanged. Terms as the index
+    analyses them (:func:`shared.recall_index.analysis.query_tokens`,
+    :func:`~shared.recall_index.analysis.analyse`); texts are analysed only when the screen
+    dropped something.
     """
     if len(after) == len(before) or not after:
         return list(after)

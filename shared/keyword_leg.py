@@ -24,6 +24,7 @@ from shared.recall_index import KeywordIndex, bm25_params
 from shared.recall_index.analysis import query_tokens
 from shared.recall_index.prepared import Prepared
 from shared.settings import Settings
+from shared.slot_terms import slot_terms
 from shared.store.memories import KeywordSearch, MemoryStore, Retention
 
 __all__ = [
@@ -148,6 +149,12 @@ def _shares_enough(
     return index.shares_terms(scope, terms, [c.memory_id for c in hits], least)
 
 
+def _own_words(memories: dict[int, Memory], hit: Candidate) -> str:
+    """A hit's own text and its slot words (a fact's words, not its neighbours')."""
+    memory = memories.get(hit.memory_id)
+    return "" if memory is None else f"{memory.content}\n{slot_terms(memory.key)}"
+
+
 def _content(memories: dict[int, Memory], hit: Candidate) -> str:
     memory = memories.get(hit.memory_id)
     return "" if memory is None else memory.content
@@ -201,7 +208,7 @@ async def keyword_leg(
     kept = drop_other_subjects(
         query, kept, lambda c: _content(memories, c), lambda c: features_of(ready, c.memory_id)
     )
-    kept = without_riders(query, screened, kept, lambda c: _content(memories, c))
+    kept = without_riders(query, screened, kept, lambda c: _own_words(memories, c))
     if index is not None and kept and not _shares_enough(index, scope, query, kept, settings):
         kept = []
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)

@@ -157,3 +157,7 @@ def test_facts_stated_in_one_chat_do_not_ride_on_each_other(gateway_factory, ups
     send(gw, secret, [user("What is my dog called?")], session="s-ask")
     block = injected_block(upstream)
     assert "Rex" in block and "Anna" not in block, block
+    # the nickname matches by its slot words, which are its own: no rider
+    send(gw, secret, [user("What is my name?")], session="s-ask")
+    block = injected_block(upstream)
+    assert "Dee" in block and "Rex" not in block and "Anna" not in block, block
