@@ -165,6 +165,21 @@ async def _evict(
     return gone
 
 
+async def _candidates(
+    store: Store, owner_id: str, user_id: str, stems: Sequence[str]
+) -> list[Memory]:
+    """The memories ``stems`` may name: full-text matches, then facts named by their slot."""
+    candidates = await store.forget.candidates(
+        owner_id, user_id, search_stems(stems), CANDIDATE_LIMIT
+    )
+    # facts named by their slot's words only ("forget my job": the employer), not in their text
+    known = {m.id for m in candidates}
+    keyed = await store.forget.keyed_candidates(
+        owner_id, user_id, slot_key_patterns(stems), CANDIDATE_LIMIT
+    )
+    return candidates + [m for m in keyed if m.id not in known]
+
+
 async def forget(
     store: Store,
     *,
@@ -190,15 +205,7 @@ async def forget(
     hashes = hash_stems(stems)
     if not dry_run and hashes:
         await store.forget.add_tombstone(owner_id, user_id, hashes, now)
-    candidates = await store.forget.candidates(
-        owner_id, user_id, search_stems(stems), CANDIDATE_LIMIT
-    )
-    # facts named by their slot's words only ("forget my job": the employer), not in their text
-    known = {m.id for m in candidates}
-    keyed = await store.forget.keyed_candidates(
-        owner_id, user_id, slot_key_patterns(stems), CANDIDATE_LIMIT
-    )
-    candidates += [m for m in keyed if m.id not in known]
+    candidates = await _candidates(store, owner_id, user_id, stems)
     named, reason = clear_matches(stems, candidates, max_matches, copy_of=is_copy)
     copies = await derived_copies(store, named)
     items = [
