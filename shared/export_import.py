@@ -21,13 +21,7 @@ from shared.jobs.queue import JobQueue
 from shared.json_numbers import integral_floats_to_int
 from shared.memory_api import ExportQuery
 from shared.memory_crud import memory_filter
-from shared.memory_rules import (
-    checked_key,
-    checked_relevance,
-    checked_session,
-    checked_time,
-    clean_content,
-)
+from shared.memory_rules import checked_session, clean_content
 from shared.models import MAX_END_USER_CHARS, Memory
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
@@ -102,12 +96,13 @@ def decode_line(line: bytes, line_no: int) -> ImportRow:
 
 
 def checked_row(row: ImportRow, line_no: int) -> ImportRow:
-    """``row`` under the rules of every write path (:mod:`shared.memory_rules`).
+    """``row`` as every write path stores it (:mod:`shared.memory_rules`).
 
-    Content with control characters as spaces, not blank, at most
-    :data:`shared.models.MAX_MEMORY_CHARS`; end user and session as the chat routes name them
-    (stripped; no control character; blank session: none); key, relevance and every time in
-    range. An export of this gateway always passes.
+    Content with control characters as spaces; end user and session as the chat routes name
+    them (stripped; blank session: none). Key, relevance, times and the ids' characters and
+    lengths were checked by :func:`decode_line` (the schema of
+    :class:`~shared.store.memories.export_import.ImportRow`). An export of this gateway always
+    passes.
 
     Raises:
         InvalidRequest (``invalid_import_line``): a field breaks its rule (the message names the
@@ -119,12 +114,6 @@ def checked_row(row: ImportRow, line_no: int) -> ImportRow:
             content=clean_content(row.content),
             user_id=checked_end_user(row.user_id, MAX_END_USER_CHARS),
             session_id=checked_session(row.session_id),
-            key=checked_key(row.key),
-            relevance=checked_relevance(row.relevance),
-            created_at=checked_time("created_at", row.created_at),
-            updated_at=checked_time("updated_at", row.updated_at),
-            expires_at=checked_time("expires_at", row.expires_at),
-            last_accessed_at=checked_time("last_accessed_at", row.last_accessed_at),
         )
     except InvalidRequest as exc:
         raise InvalidRequest(f"line {line_no}: {exc.message}", code="invalid_import_line") from exc

@@ -16,17 +16,12 @@ from shared.errors import InvalidRequest
 from shared.models import MAX_KEY_CHARS, MAX_MEMORY_CHARS, MAX_SESSION_CHARS, MAX_TIME_S
 
 __all__ = [
-    "MAX_KEY_CHARS",
-    "MAX_TIME_S",
     "checked_key",
     "checked_relevance",
     "checked_session",
     "checked_time",
     "clean_content",
 ]
-
-# MAX_KEY_CHARS: learned keys are under 80 characters (:mod:`shared.extraction.facts`: a prefix
-# and a 48-character slug with its hash); MAX_TIME_S: about the year 5138 (shared.models)
 
 
 def clean_content(content: str) -> str:
@@ -52,14 +47,7 @@ def checked_session(session_id: str | None) -> str | None:
     """
     if session_id is None or not session_id.strip():
         return None
-    text = session_id.strip()
-    if len(text) > MAX_SESSION_CHARS:
-        raise InvalidRequest(
-            f"session_id is {len(text)} characters long; the limit is {MAX_SESSION_CHARS}"
-        )
-    if has_control_char(text):
-        raise InvalidRequest("session_id holds a control character")
-    return text
+    return _nameable("session_id", session_id.strip(), MAX_SESSION_CHARS)
 
 
 def checked_relevance(relevance: float) -> float:
@@ -79,11 +67,15 @@ def checked_key(key: str) -> str:
     Raises:
         InvalidRequest: otherwise.
     """
-    if len(key) > MAX_KEY_CHARS:
-        raise InvalidRequest(f"key is {len(key)} characters long; the limit is {MAX_KEY_CHARS}")
-    if has_control_char(key):
-        raise InvalidRequest("key holds a control character")
-    return key
+    return _nameable("key", key, MAX_KEY_CHARS)
+
+
+def _nameable(field: str, text: str, limit: int) -> str:
+    if len(text) > limit:
+        raise InvalidRequest(f"{field} is {len(text)} characters long; the limit is {limit}")
+    if has_control_char(text):
+        raise InvalidRequest(f"{field} holds a control character")
+    return text
 
 
 def checked_time(name: str, value: float | None) -> float | None:

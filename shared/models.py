@@ -87,27 +87,24 @@ Content = Annotated[
 ]
 
 
+#: An id or key as a request can name it: no control character (Unicode ``Cc``).
+NO_CONTROL_CHARS = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
 #: Longest end-user id the REST API and MCP accept: the top of ``end_user_max_chars``'s range
 #: (the setting can change at run time, the API's schema cannot).
 MAX_END_USER_CHARS = 4096
 #: An end-user id as a request can name one: no control character (Unicode ``Cc``), at most
 #: :data:`MAX_END_USER_CHARS` characters.
-EndUserId = Annotated[
-    str, msgspec.Meta(max_length=MAX_END_USER_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
-]
+EndUserId = Annotated[str, msgspec.Meta(max_length=MAX_END_USER_CHARS, pattern=NO_CONTROL_CHARS)]
 #: A session id as a request can name one: no control character, at most
 #: :data:`MAX_SESSION_CHARS` characters (the chat routes' header cut).
-SessionId = Annotated[
-    str, msgspec.Meta(max_length=MAX_SESSION_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
-]
+SessionId = Annotated[str, msgspec.Meta(max_length=MAX_SESSION_CHARS, pattern=NO_CONTROL_CHARS)]
 #: A memory's relevance: 0..1 (1 = fresh; decay lowers it).
 Relevance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
-#: Longest upsert key written through the API, MCP or an import (characters).
+#: Longest upsert key written through the API, MCP or an import (characters; learned keys are
+#: under 80: a prefix and a 48-character slug with its hash, shared.extraction.facts).
 MAX_KEY_CHARS = 512
 #: An upsert key as the API takes one: no control character, at most :data:`MAX_KEY_CHARS`.
-UpsertKey = Annotated[
-    str, msgspec.Meta(max_length=MAX_KEY_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]*$")
-]
+UpsertKey = Annotated[str, msgspec.Meta(max_length=MAX_KEY_CHARS, pattern=NO_CONTROL_CHARS)]
 #: Latest time a memory may carry (unix seconds, about the year 5138).
 MAX_TIME_S = 1e11
 #: A memory's time as the API takes one: unix seconds from 0 to :data:`MAX_TIME_S`.

@@ -35,7 +35,6 @@ def refusal_bytes(
     message: str,
     default_headers: list[tuple[bytes, bytes]],
     url: bytes = b"",
-    request_id: str | None = None,
 ) -> bytes:
     """The whole ``400`` response (status line, headers, JSON body) for a refused request.
 
@@ -43,8 +42,8 @@ def refusal_bytes(
     ``default_headers`` (``server``, ``date``) come first, as uvicorn writes them. ``url``: the
     request target as far as the parser read it (``b""`` when the request line itself was
     refused): one of :data:`MESSAGES_PATHS` (query string ignored) gives Anthropic's shape,
-    anything else OpenAI's. ``request_id``: sent as ``x-mnemogate-request-id`` and
-    ``x-request-id`` (default: a fresh one).
+    anything else OpenAI's. A fresh request id is sent as ``x-mnemogate-request-id`` and
+    ``x-request-id`` (and ``request-id`` on the Messages routes).
     """
     path = url.split(b"?", 1)[0].rstrip(b"/")
     if path in MESSAGES_PATHS:
@@ -52,7 +51,7 @@ def refusal_bytes(
     else:
         error = openai_error(message, "invalid_request_error", CODE)
     body = msgspec.json.encode(error)
-    rid = (request_id or fresh_id()).encode("ascii")
+    rid = fresh_id().encode("ascii")
     head = [b"HTTP/1.1 400 Bad Request\r\n"]
     for name, value in default_headers:
         head.append(name + b": " + value + b"\r\n")

@@ -130,8 +130,6 @@ async def remember(call: Call, scope: Scope, control: MemoryControl, now: float)
     )
     if found.degraded:
         headers["x-mnemogate-memory-degraded"] = found.degraded
-    if found.block:  # a tier only for what is injected: "none" with nothing to inject
-        headers["x-mnemogate-memory-tier"] = found.tier
     placed = None
     if found.block:
         try:
@@ -139,10 +137,9 @@ async def remember(call: Call, scope: Scope, control: MemoryControl, now: float)
         except Exception:  # memory must never fail a request (docs/ARCHITECTURE.md)
             log.exception("memory placement failed; forwarding unchanged")
             headers["x-mnemogate-memory-degraded"] = "placement_error"
-    if placed is None:
-        if found.block:
-            headers["x-mnemogate-memory-tier"] = "none"
+    if placed is None:  # the tier stays "none": a tier only for what is injected
         return MemoryOutcome(fields, headers, [])
+    headers["x-mnemogate-memory-tier"] = found.tier
     headers["x-mnemogate-memory-injected"] = str(len(found.memory_ids))
     return MemoryOutcome(placed, headers, found.memory_ids, found.tokens)
 

@@ -7,6 +7,8 @@ real SQLite), asked in a new session; the fake upstream shows what was injected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from tests.e2e.test_recall_echo_cases import SLOW_OK, injected_block, send, user
@@ -23,6 +25,19 @@ EXAMPLES = [
     ("I live in Munich", "Where is my home?", "Munich"),
     ("Please call me Dee", "What is my name?", "Dee"),
 ]
+
+
+def leaks(
+    gw: GatewayHarness, upstream: FakeUpstream, secret: str, questions: Sequence[str]
+) -> dict[str, str]:
+    """The block injected for each of ``questions`` (a new session each) that got one."""
+    leaked = {}
+    for question in questions:
+        upstream.requests.clear()
+        resp = send(gw, secret, [user(question)], session="s-other")
+        if resp.headers["x-mnemogate-memory-injected"] != "0":
+            leaked[question] = injected_block(upstream)
+    return leaked
 
 
 def learn(gw: GatewayHarness, upstream: FakeUpstream, secret: str, key_id: str, said: str) -> None:
@@ -88,12 +103,7 @@ def test_slot_words_do_not_pull_facts_into_unrelated_questions(gateway_factory, 
     learn(gw, upstream, secret, key_id, "I usually go running in the evening")
     send(gw, secret, [user("My dog is called Rex")], session="s-learn")
     gw.wait_for_memories(lambda ms: any("Rex" in m.content for m in ms), owner_id=key_id)
-    leaked = {}
-    for question in UNRELATED:
-        upstream.requests.clear()
-        resp = send(gw, secret, [user(question)], session="s-other")
-        if resp.headers["x-mnemogate-memory-injected"] != "0":
-            leaked[question] = injected_block(upstream)
+    leaked = leaks(gw, upstream, secret, UNRELATED)
     assert not leaked, leaked
 
 
@@ -142,17 +152,13 @@ def test_facts_stated_in_one_chat_do_not_ride_on_each_other(gateway_factory, ups
         history.append({"role": "assistant", "content": "Noted."})
     # a fact of every statement and a turn of each but the request ("Please call me Dee")
     gw.wait_for_memories(lambda ms: len(ms) == 2 * len(ONE_CHAT) - 1, owner_id=key_id)
-    leaked = {}
-    for question in (
+    never_told = (
         "What is my brother called?",
         "What is my cat called?",
         "What is my mother called?",
         "What is my favourite colour?",
-    ):
-        upstream.requests.clear()
-        resp = send(gw, secret, [user(question)], session="s-ask")
-        if resp.headers["x-mnemogate-memory-injected"] != "0":
-            leaked[question] = injected_block(upstream)
+    )
+    leaked = leaks(gw, upstream, secret, never_told)
     assert not leaked, leaked
     send(gw, secret, [user("What is my dog called?")], session="s-ask")
     block = injected_block(upstream)
