@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 import msgspec
 
 from shared.access_policy import Principal, check_row_owner, readable_owners
+from shared.control_chars import strip_control_chars
 from shared.end_user import checked_end_user
 from shared.errors import InvalidRequest
 from shared.formats.raw import invalid_json
@@ -53,9 +54,14 @@ def export_filter(p: Principal, query: ExportQuery) -> MemoryFilter:
     return memory_filter(readable_owners(p, requested), query)
 
 
-def export_row(m: Memory) -> ImportRow:
-    """The export record of ``m`` (public id as ``id``; rowid and ``needs_reindex`` dropped)."""
-    fields = msgspec.structs.asdict(m)
+def export_row(m: Memory, context: str = "") -> ImportRow:
+    """The export record of ``m`` with its search ``context``.
+
+    Public id as ``id``; rowid and ``needs_reindex`` dropped. The context (the turns around the
+    one the memory came from) is exported so that an imported store finds the memory as the
+    original did.
+    """
+    fields = msgspec.structs.asdict(m) | {"context": context}
     kept = {f: fields[f] for f in ImportRow.__struct_fields__ if f != "id"}
     return ImportRow(id=m.public_id, **kept)
 
@@ -68,8 +74,8 @@ async def export_lines(store: Store, flt: MemoryFilter) -> AsyncIterator[bytes]:
     """
     async for batch in store.exports.batches(flt, EXPORT_BATCH):
         chunk = bytearray()
-        for m in batch:
-            chunk += _line_encoder.encode(export_row(m))
+        for m, context in batch:
+            chunk += _line_encoder.encode(export_row(m, context))
             chunk += b"\n"
         yield bytes(chunk)
 
@@ -98,7 +104,8 @@ def decode_line(line: bytes, line_no: int) -> ImportRow:
 def checked_row(row: ImportRow, line_no: int) -> ImportRow:
     """``row`` as every write path stores it (:mod:`shared.memory_rules`).
 
-    Content with control characters as spaces; end user and session as the chat routes name
+    Content and search context with control characters as spaces (the context keeps its line
+    breaks: one line per neighbouring turn); end user and session as the chat routes name
     them (stripped; blank session: none). Key, relevance, times and the ids' characters and
     lengths were checked by :func:`decode_line` (the schema of
     :class:`~shared.store.memories.export_import.ImportRow`). An export of this gateway always
@@ -112,6 +119,7 @@ def checked_row(row: ImportRow, line_no: int) -> ImportRow:
         return msgspec.structs.replace(
             row,
             content=clean_content(row.content),
+            context=strip_control_chars(row.context),
             user_id=checked_end_user(row.user_id, MAX_END_USER_CHARS),
             session_id=checked_session(row.session_id),
         )
@@ -149,7 +157,9 @@ async def import_lines(
         check_row_owner(p, row.owner_id, line_no)
         row = checked_row(row, line_no)
         if redact is not None:
-            row = msgspec.structs.replace(row, content=redact(row.content))
+            row = msgspec.structs.replace(
+                row, content=redact(row.content), context=redact(row.context)
+            )
         batch.append(row)
         if len(batch) >= IMPORT_BATCH:
             w, s = await store.exports.import_rows(batch)

@@ -74,6 +74,20 @@ NON_BLANK = r"[^\s\x00-\x1f\x7f-\x9f]"
 #: (``recall_max_tokens``), so a longer one could never be injected, and indexing megabytes of
 #: one memory would stall the process that writes or loads it.
 MAX_MEMORY_CHARS = 8000
+#: Longest search context an import may carry (characters). What learning stores is at most
+#: four neighbouring turns of 1,000 characters and a line of slot words
+#: (:mod:`shared.turn_context`, :mod:`shared.slot_terms`), so an export always fits.
+MAX_CONTEXT_CHARS = 8000
+SearchContext = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=MAX_CONTEXT_CHARS,
+        description=(
+            "The text of the conversation turns around the one the memory came from, one per "
+            "line: searched (a lower-weighted field), never injected; empty when unknown."
+        ),
+    ),
+]
 Content = Annotated[
     str,
     msgspec.Meta(

@@ -21,6 +21,7 @@ from shared.models import (
     MemoryCategory,
     MemoryType,
     Relevance,
+    SearchContext,
     SessionId,
     UnixTime,
     UpsertKey,
@@ -37,8 +38,8 @@ IMPORT_SQL = """
 INSERT INTO memories (public_id, owner_id, user_id, session_id, type,
     category, key, content, search_text, metadata, source, created_at,
     updated_at, expires_at, last_accessed_at, access_count, relevance,
-    needs_reindex)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
+    context, needs_reindex)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)
 ON CONFLICT (public_id) DO UPDATE SET
     user_id = excluded.user_id, session_id = excluded.session_id,
     type = excluded.type, category = excluded.category,
@@ -48,7 +49,8 @@ ON CONFLICT (public_id) DO UPDATE SET
     updated_at = excluded.updated_at, expires_at = excluded.expires_at,
     last_accessed_at = excluded.last_accessed_at,
     access_count = excluded.access_count,
-    relevance = excluded.relevance, needs_reindex = 1
+    relevance = excluded.relevance, context = excluded.context,
+    needs_reindex = 1
 WHERE memories.owner_id = excluded.owner_id
 ON CONFLICT DO NOTHING
 RETURNING id
@@ -74,6 +76,7 @@ class ImportRow(msgspec.Struct, frozen=True, kw_only=True):
     last_accessed_at: UnixTime | None = None
     access_count: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0  # SQLite INTEGER
     relevance: Relevance = 1.0
+    context: SearchContext = ""
 
 
 def import_params(r: ImportRow) -> tuple[Any, ...]:
@@ -96,6 +99,7 @@ def import_params(r: ImportRow) -> tuple[Any, ...]:
         r.last_accessed_at,
         r.access_count,
         r.relevance,
+        r.context,
     )
 
 
@@ -107,11 +111,12 @@ class MemoryExportStore:
 
     async def batches(
         self, flt: MemoryFilter, batch_size: int = 500
-    ) -> AsyncIterator[list[Memory]]:
-        """Every matching memory in rowid order.
+    ) -> AsyncIterator[list[tuple[Memory, str]]]:
+        """Every matching memory in rowid order, each with its search context.
 
-        ``batch_size`` at a time (keyset pagination, so a long export never holds a read transaction
-        open between batches).
+        ``(memory, context)`` pairs (``context``: the ``memories.context`` column, ``""`` when
+        unknown), ``batch_size`` at a time (keyset pagination, so a long export never holds a
+        read transaction open between batches).
 
         Raises:
             StoreError: the database failed.
@@ -122,15 +127,15 @@ class MemoryExportStore:
         while True:
             with store_errors("exporting memories"):
                 async with self.conn.execute(
-                    f"SELECT {PREFIXED_COLUMNS} FROM memories m {where}{joiner}m.id > ? "
+                    f"SELECT {PREFIXED_COLUMNS}, m.context FROM memories m {where}{joiner}m.id > ? "
                     "ORDER BY m.id LIMIT ?",
                     [*params, last, batch_size],
                 ) as cur:
                     rows = await cur.fetchall()
             if not rows:
                 return
-            batch = [row_to_memory(r) for r in rows]
-            last = batch[-1].id
+            batch = [(row_to_memory(r), r[-1]) for r in rows]
+            last = batch[-1][0].id
             yield batch
 
     async def import_rows(self, rows: Sequence[ImportRow]) -> tuple[int, int]:

@@ -1,12 +1,15 @@
-"""Export of 10,000 memories as JSON Lines, import into an empty database: content, metadata and
-times are reproduced, every row is marked for the vector tier rebuild, and import is idempotent."""
+"""Export of 10,000 memories as JSON Lines, import into an empty database: content, metadata,
+times and search context are reproduced, every row is marked for the vector tier rebuild, and
+import is idempotent."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
 
-from shared.models import NewMemory
+import httpx
+
+from shared.models import Memory, NewMemory
 from shared.store import Store
 from shared.store.memories.admin import MemoryFilter
 from shared.store.memories.export_import import ImportRow
@@ -31,6 +34,7 @@ def _seed(store: Store, owners: list[str]) -> Awaitable[None]:
                     key=f"k{i}",
                     metadata={"i": i, "tags": ["a", str(i)], "nested": {"x": i / 3}},
                     expires_at=None if i % 2 else 4e9 + i,
+                    context="" if i % 4 else f"turn before {i}\nturn after {i} — ünïcode",
                 ),
                 now=1.7e9 + i,
             )
@@ -66,21 +70,23 @@ def test_export_then_import_into_empty_database(gateway_factory, tmp_path) -> No
     assert r.status_code == 200, r.text
     assert r.json() == {"written": N, "skipped": 0, "lines": N}
 
-    async def all_rows(store: Store) -> list:
+    async def all_rows(store: Store) -> list[tuple[Memory, str]]:
         rows = []
         async for batch in store.exports.batches(MemoryFilter(owners=None)):
             rows.extend(batch)
         return rows
 
-    before = {m.public_id: m for m in src.with_store(all_rows)}
-    after = {m.public_id: m for m in dst.with_store(all_rows)}
+    before = {m.public_id: (m, c) for m, c in src.with_store(all_rows)}
+    after = {m.public_id: (m, c) for m, c in dst.with_store(all_rows)}
     assert len(before) == len(after) == N
-    fields = [f for f in ImportRow.__struct_fields__ if f != "id"]  # everything exported
-    for pid, old in before.items():
-        new = after[pid]
+    fields = [f for f in ImportRow.__struct_fields__ if f not in ("id", "context")]
+    for pid, (old, old_context) in before.items():
+        new, new_context = after[pid]
         for f in fields:
             assert getattr(new, f) == getattr(old, f), (pid, f)
+        assert new_context == old_context, pid  # the search context travels too
         assert new.needs_reindex  # the vector tier is rebuilt from these flags
+    assert sum(1 for _, c in after.values() if c) == N // 4
     assert set(original) <= set(after)
 
     # imported rows are searchable (FTS index built on import)
@@ -231,3 +237,47 @@ def test_edit_and_create_refuse_what_no_request_could_use(gateway_factory) -> No
     assert http.get(f"/api/memory/{made['id']}").json()["relevance"] == 1.0
     assert http.get("/api/memory").json()["total"] == 1
     assert http.patch(f"/api/memory/{made['id']}", json={"relevance": 0.5}).status_code == 200
+
+
+def test_a_turn_found_by_its_context_is_found_after_export_and_import(
+    gateway_factory, upstream, tmp_path
+) -> None:
+    """The context of a learned turn (the turns around it) is exported and imported with it."""
+    src: GatewayHarness = gateway_factory(db_path=str(tmp_path / "a.db"), embedding_source="none")
+    key_id, secret = src.create_key("a")
+
+    async def seed(store: Store) -> None:
+        await store.writes.upsert(
+            NewMemory(
+                owner_id=key_id,
+                content="It took me four hours but it was worth it",
+                category="turn",
+                source="learned",
+                context="My grandmother taught me her lasagna recipe\nI tried it on Sunday",
+            )
+        )
+
+    src.with_store(seed)
+    body = client(src.base_url, secret).get("/api/memory/export").content
+    assert b"lasagna" in body
+
+    dst: GatewayHarness = gateway_factory(db_path=str(tmp_path / "b.db"), embedding_source="none")
+    dst_key_id, dst_secret = dst.create_key("a")  # a new database: the rows move to a new key
+
+    def ask(gw: GatewayHarness, token: str) -> str:
+        question = "How long does the lasagna recipe take?"
+        r = httpx.post(
+            gw.base_url + "/v1/chat/completions",
+            headers={"authorization": f"Bearer {token}", "x-mnemogate-no-learn": "1"},
+            json={"model": "m", "messages": [{"role": "user", "content": question}]},
+            timeout=READY_TIMEOUT_S,
+        )
+        assert r.status_code == 200, r.text
+        return str(upstream.requests[-1]["messages"])
+
+    assert "four hours" in ask(src, secret)  # found only through its context
+    rows = [json.loads(x) | {"owner_id": dst_key_id} for x in body.splitlines()]
+    lines = b"\n".join(json.dumps(x).encode() for x in rows)
+    r = client(dst.base_url, dst_secret).post("/api/memory/import", content=lines)
+    assert r.status_code == 200 and r.json()["written"] == 1, r.text
+    assert "four hours" in ask(dst, dst_secret)
