@@ -9,6 +9,7 @@ language's question without ``?`` counts as a statement. docs/ARCHITECTURE.md, "
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -158,9 +159,24 @@ def asks_about_the_user(query: str) -> bool:
 
     "Write a short poem about my parrot", "Which city am I living in?", "Suggest a gift for
     me" → True; "Is a hot dog a sandwich?", "How do I call a function in Rust?" → False.
-    English rules (another language → False). Pure.
+    English rules (another language → False). Pure; queries of at most :data:`MEMO_CHARS`
+    characters are memoised (recall asks it of one query three times: the subject rules, the
+    shared-terms rule and the vector leg's).
     """
+    if len(query) <= MEMO_CHARS:
+        return _memo_asks(query)
+    return _asks(query)
+
+
+#: Longest query whose :func:`asks_about_the_user` answer is memoised (256 of them: about 1 MB).
+MEMO_CHARS = 4096
+
+
+def _asks(query: str) -> bool:
     return _FIRST_PERSON_RE.search(_HOW_DO_I_RE.sub(" ", query)) is not None
+
+
+_memo_asks = functools.lru_cache(maxsize=256)(_asks)
 
 
 def is_question_sentence(sentence: str) -> bool:
