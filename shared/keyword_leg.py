@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.context_riders import without_riders
+from shared.context_riders import without_fact_riders, without_riders
 from shared.engine import Engine
 from shared.fts_query import query_terms, quote_term
 from shared.keyword_rescore import screen_keyword_hits
@@ -155,6 +155,12 @@ def _own_words(memories: dict[int, Memory], hit: Candidate) -> str:
     return "" if memory is None else f"{memory.content}\n{slot_terms(memory.key)}"
 
 
+def _is_fact(memories: dict[int, Memory], hit: Candidate) -> bool:
+    """Whether a hit is a fact learned from a conversation (``source`` ``extraction``)."""
+    memory = memories.get(hit.memory_id)
+    return memory is not None and memory.source == "extraction"
+
+
 def _content(memories: dict[int, Memory], hit: Candidate) -> str:
     memory = memories.get(hit.memory_id)
     return "" if memory is None else memory.content
@@ -209,6 +215,10 @@ async def keyword_leg(
         query, kept, lambda c: _content(memories, c), lambda c: features_of(ready, c.memory_id)
     )
     kept = without_riders(query, screened, kept, lambda c: _own_words(memories, c))
+    # "Where do I live?" is answered by "User lives in Munich", not by the turns beside it
+    kept = without_fact_riders(
+        query, kept, lambda c: _own_words(memories, c), lambda c: _is_fact(memories, c)
+    )
     if index is not None and kept and not _shares_enough(index, scope, query, kept, settings):
         kept = []
     floored = apply_relevance_floor(kept, relative_floor=settings.recall_relative_floor)

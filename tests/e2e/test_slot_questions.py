@@ -167,3 +167,13 @@ def test_facts_stated_in_one_chat_do_not_ride_on_each_other(gateway_factory, ups
     send(gw, secret, [user("What is my name?")], session="s-ask")
     block = injected_block(upstream)
     assert "Dee" in block and "Rex" not in block and "Anna" not in block, block
+    # a fact that answers the question itself leaves out the statements beside it, which
+    # match only through their context (each turn's context holds its neighbours)
+    for asked, answer, beside in (
+        ("Where do I live?", "Munich", ("Rex", "Anna", "tea")),
+        ("Where do I work?", "Crumbs", ("hiking", "tea")),
+        ("What should you call me?", "Dee", ("Munich", "tea", "hiking", "Rex", "Anna")),
+    ):
+        send(gw, secret, [user(asked)], session="s-ask")
+        block = injected_block(upstream)
+        assert answer in block and not any(b in block for b in beside), (asked, block)

@@ -1,8 +1,9 @@
-"""without_riders: hits matching only through their context go with the screened hits."""
+"""without_riders: hits matching only through their context go with the screened hits;
+without_fact_riders: and beside a learned fact that answers the query itself."""
 
 from __future__ import annotations
 
-from shared.context_riders import without_riders
+from shared.context_riders import without_fact_riders, without_riders
 
 SISTER = "My sister is called Anna"
 DOG = "My dog is called Rex"
@@ -37,3 +38,32 @@ def test_a_screened_rider_leaves_the_others() -> None:
 def test_empty_cases() -> None:
     assert _kept("What is my brother called?", [SISTER], []) == []
     assert _kept("", [SISTER, TEA], [TEA]) == [TEA]
+
+
+LIVES = "User lives in Munich"  # a learned fact
+LIVE_TURN = "I live in Munich"  # the turn it came from
+DOG_FACT = "User has a dog named Rex"  # rides on "I live in Munich" (its neighbour)
+FACTS = {LIVES, DOG_FACT}
+
+
+def _beside_facts(query: str, hits: list[str], facts: set[str] = FACTS) -> list[str]:
+    return without_fact_riders(query, hits, lambda text: text, lambda text: text in facts)
+
+
+def test_a_fact_answering_the_query_drops_the_riders() -> None:
+    hits = [LIVES, LIVE_TURN, DOG, DOG_FACT]
+    assert _beside_facts("Where do I live?", hits) == [LIVES, LIVE_TURN]
+
+
+def test_riders_stay_when_no_fact_holds_the_query_words() -> None:
+    # turns only (a conversation without extracted facts): the context field does its job
+    hits = [LIVE_TURN, DOG, TEA]
+    assert _beside_facts("Where do I live?", hits) == hits
+    # a fact among the hits, but only through its own context: no answer to lean on
+    assert _beside_facts("Where do I live?", [DOG_FACT, DOG]) == [DOG_FACT, DOG]
+
+
+def test_fact_riders_edge_cases() -> None:
+    assert _beside_facts("Where do I live?", []) == []
+    assert _beside_facts("Where do I live?", [DOG_FACT]) == [DOG_FACT]
+    assert _beside_facts("", [LIVES, DOG]) == [LIVES, DOG]  # no query terms: nothing to judge
