@@ -130,21 +130,22 @@ def _shares_enough(
 ) -> bool:
     """Whether the hits pass ``recall_min_shared_terms`` (``m``; 0 = off).
 
-    A query of more than ``m`` terms that does not speak of the user
+    A query of ``m`` or more terms that does not speak of the user
     (:func:`shared.question_form.asks_about_the_user`: "my parrot", "am I") is taken as
     unrelated to what is stored unless one hit holds ``m`` of them: in a small store a memory
     sharing one common word ("called" in "How do I call a function in Rust?", "dog" in "Is a
     hot dog a sandwich?") is the best hit, and the relative floor, set by that hit, cannot
-    reject it. A request about the user ("Write a short poem about my parrot") often shares
-    one word with what they told, so it is exempt. Elasticsearch's ``minimum_should_match``
-    applied to the best hit rather than to each (each: LoCoMo Hit@5 −0.014; the best: −0.001,
-    README "Recall quality").
+    reject it; with two terms, a general question shares one ("live" in "Where do penguins
+    live?" with "I live in Munich"). A request about the user ("Write a short poem about my
+    parrot") often shares one word with what they told, so it is exempt. Elasticsearch's
+    ``minimum_should_match`` applied to the best hit rather than to each (each: LoCoMo Hit@5
+    −0.014; the best: −0.001, README "Recall quality").
     """
     least = settings.recall_min_shared_terms
     if least <= 0 or asks_about_the_user(query):
         return True
     terms = query_tokens(query, settings.recall_query_max_terms)
-    if len(terms) <= least:
+    if len(terms) < least:
         return True
     return index.shares_terms(scope, terms, [c.memory_id for c in hits], least)
 

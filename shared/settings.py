@@ -118,8 +118,8 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recall_query_max_bytes: int = 4096
     recall_query_max_terms: int = 256
     recall_relative_floor: float = 0.3
-    #: A query of more terms than this injects no keyword hit unless one holds this many of
-    #: them (0 = off; in-memory index; chosen on LoCoMo, see the README).
+    #: A query of at least this many terms injects no keyword hit unless one holds this many
+    #: of them (0 = off; in-memory index; chosen on LoCoMo, see the README).
     recall_min_shared_terms: int = 2
     keyword_common_term_df: int = 1000
     #: BM25 parameters of the in-memory keyword index (chosen on LoCoMo, see the README).

@@ -90,6 +90,9 @@ UNRELATED = [
     "What does this word look like in French?",
     "How do I play the piano?",
     "What music genre is this song?",
+    "Where do penguins live?",
+    "Where does the queen live?",
+    "Who called the meeting?",
 ]
 
 

@@ -1,5 +1,6 @@
 """R3 through the real HTTP path: a question sharing one common word with a small store injects
-nothing (the shared-terms rule), while the questions the memories answer still get them."""
+nothing (the shared-terms rule, two-term questions included), while the questions the memories
+answer still get them."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ def key(gateway):
         ("Is a hot dog a sandwich?", 0),
         ("What's a good name for a startup?", 0),
         ("How do I name a git branch?", 0),
+        # two search terms, one of them shared: a general question, not about the dog
+        ("Who called the meeting?", 0),
+        ("Where do dogs sleep?", 0),
+        # two search terms, both in one memory: it is about the dog
+        ("Is Rex a good dog?", 2),
         # the questions the memories answer still get them
         ("What is my dog called?", 2),
         ("What's my dog's name?", 2),

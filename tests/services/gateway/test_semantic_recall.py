@@ -176,7 +176,7 @@ def test_zero_embeddings_never_break_recall(gateway_factory, upstream):
         lambda ms: any("Helix" in m.content and not m.needs_reindex for m in ms), owner_id=key_id
     )
     for _ in range(2):
-        resp = ask(gw, secret, "which editor for editing?", **{"x-mnemogate-no-learn": "1"})
+        resp = ask(gw, secret, "what do I use for editing?", **{"x-mnemogate-no-learn": "1"})
         assert "x-mnemogate-memory-degraded" not in resp.headers
         assert "Neovim" in injected(upstream)
     upstream.zero_embeddings = False  # a new query (the zero one is cached) uses vectors again
