@@ -89,7 +89,7 @@ _PREFIX = {
 # What a target must start with: the user's own information.
 _OWN = {
     "en": r"(?:my\s|where\s+(?:i|my)\s|which\s+\w+\s+i\s|what\s+(?:i|my)\s|"
-    r"(?:the\s+fact\s+)?that\s+(?:i|my)\s|"
+    r"(?:the\s+fact\s+)?that\s+(?:i|my)\s|(?:the\s+fact\s+)?that\s+i['’](?:m|ve|d|ll)\s|"
     r"(?:what|everything|anything|all)\s+(?:that\s+)?(?:you\s+know|i\s+(?:said|told\s+you|"
     r"mentioned))\s+about\s|(?:everything|all)\s+about\s+my\s|about\s+my\s)",
     "de": r"(?:mein|meine|meinen|meinem|meiner|meines|wo\s+ich\s|was\s+ich\s|dass\s+(?:ich|mein)|"

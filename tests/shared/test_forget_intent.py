@@ -16,6 +16,8 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("Can you forget where my sister lives?", "en", "forget", ["sister", "lives"]),
     ("forget what my boss said about the budget", "en", "forget", ["boss", "budget"]),
     ("forget that my dog is called Rex", "en", "forget", ["dog", "call", "rex"]),
+    ("Forget that I'm a nurse", "en", "forget", ["nurse"]),  # a contraction after "that I"
+    ("Please forget that I’ve got a dog", "en", "forget", ["dog"]),
     ("Forget the fact that my car is red.", "en", "forget", ["car", "red"]),
     ("Can you forget my address?", "en", "forget", ["address"]),
     ("Forget everything you know about my sister", "en", "forget", ["sister"]),
