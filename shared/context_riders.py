@@ -76,13 +76,12 @@ def without_fact_riders(
     turns) are dropped; otherwise ``hits`` unchanged. Texts are analysed only when a fact is
     among the hits (memoised per text).
     """
-    facts = [h for h in hits if is_fact(h)]
-    if not facts or len(hits) == 1:
+    if len(hits) <= 1 or not any(is_fact(h) for h in hits):  # the common case: no fact
         return list(hits)
     terms = frozenset(query_tokens(query))
     if not terms:
         return list(hits)
-    if all(terms.isdisjoint(_own_terms(content_of(h))) for h in facts):
+    if all(terms.isdisjoint(_own_terms(content_of(h))) for h in hits if is_fact(h)):
         return list(hits)
     return [h for h in hits if not terms.isdisjoint(_own_terms(content_of(h)))]
 

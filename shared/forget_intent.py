@@ -87,9 +87,11 @@ _PREFIX = {
     r"(?:¿?\s*(?:puedes|podrías|podrias|podéis|puede)\s+)?",
 }
 # What a target must start with: the user's own information.
+# "I" as a target's subject, contracted too ("that I'm a nurse", "where I've lived").
+_EN_I = r"i(?:['’](?:m|ve|d|ll))?\s"
 _OWN = {
-    "en": r"(?:my\s|where\s+(?:i|my)\s|which\s+\w+\s+i\s|what\s+(?:i|my)\s|"
-    r"(?:the\s+fact\s+)?that\s+(?:i|my)\s|(?:the\s+fact\s+)?that\s+i['’](?:m|ve|d|ll)\s|"
+    "en": rf"(?:my\s|where\s+(?:{_EN_I}|my\s)|which\s+\w+\s+{_EN_I}|what\s+(?:{_EN_I}|my\s)|"
+    rf"(?:the\s+fact\s+)?that\s+(?:{_EN_I}|my\s)|"
     r"(?:what|everything|anything|all)\s+(?:that\s+)?(?:you\s+know|i\s+(?:said|told\s+you|"
     r"mentioned))\s+about\s|(?:everything|all)\s+about\s+my\s|about\s+my\s)",
     "de": r"(?:mein|meine|meinen|meinem|meiner|meines|wo\s+ich\s|was\s+ich\s|dass\s+(?:ich|mein)|"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import re
 
+from shared.fts_query import MEMO_CHARS
+
 __all__ = [
     "NON_ANSWER_WORDS",
     "SENTENCE_RE",
@@ -160,16 +162,12 @@ def asks_about_the_user(query: str) -> bool:
     "Write a short poem about my parrot", "Which city am I living in?", "Suggest a gift for
     me" → True; "Is a hot dog a sandwich?", "How do I call a function in Rust?" → False.
     English rules (another language → False). Pure; queries of at most :data:`MEMO_CHARS`
-    characters are memoised (recall asks it of one query three times: the subject rules, the
-    shared-terms rule and the vector leg's).
+    characters are memoised, as :func:`shared.fts_query.query_terms` memoises them (recall asks
+    it of one query three times: the subject rules, the shared-terms rule and the vector leg's).
     """
     if len(query) <= MEMO_CHARS:
         return _memo_asks(query)
     return _asks(query)
-
-
-#: Longest query whose :func:`asks_about_the_user` answer is memoised (256 of them: about 1 MB).
-MEMO_CHARS = 4096
 
 
 def _asks(query: str) -> bool:

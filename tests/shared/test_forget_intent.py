@@ -18,6 +18,8 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("forget that my dog is called Rex", "en", "forget", ["dog", "call", "rex"]),
     ("Forget that I'm a nurse", "en", "forget", ["nurse"]),  # a contraction after "that I"
     ("Please forget that I’ve got a dog", "en", "forget", ["dog"]),
+    ("forget where I've lived", "en", "forget", ["lived"]),  # every "I" of a target
+    ("Forget what I'm allergic to", "en", "forget", ["allergic"]),
     ("Forget the fact that my car is red.", "en", "forget", ["car", "red"]),
     ("Can you forget my address?", "en", "forget", ["address"]),
     ("Forget everything you know about my sister", "en", "forget", ["sister"]),
